@@ -1,0 +1,1 @@
+//! BLS12-381 field and curve types (blstrs), their device layout and GPU arithmetic.

@@ -1,0 +1,172 @@
+//! Compiles every `kernels/<layer>/*.cu` with nvcc into one fatbin per file and writes
+//! `kernels.rs` (a table of embedded modules) into `OUT_DIR`.
+//!
+//! nvcc is looked up, in order: `KILN_NVCC`, `CUDA_HOME`/`CUDA_PATH` (`bin/nvcc`), `PATH`,
+//! then the toolchain `cargo xtask cuda-setup` installs under `<workspace>/.cuda`.
+//! Without nvcc the build succeeds with one warning and an empty module table, unless
+//! `KILN_REQUIRE_KERNELS=1` (set by `cargo xtask ci`), which makes it an error.
+//!
+//! `KILN_CUDA_ARCHS` (e.g. `90` or `80,86,89,90`) narrows the SASS targets for quick
+//! development builds; PTX for the highest listed architecture is always embedded too.
+
+use std::env;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const DEFAULT_ARCHS: &[u32] = &[80, 86, 89, 90];
+
+fn main() {
+    let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
+    let workspace = manifest_dir.join("../..");
+    let kernels_dir = workspace.join("kernels");
+    let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
+
+    println!("cargo:rerun-if-changed={}", kernels_dir.display());
+    for var in
+        ["KILN_NVCC", "CUDA_HOME", "CUDA_PATH", "PATH", "KILN_CUDA_ARCHS", "KILN_REQUIRE_KERNELS", "KILN_NVCC_FLAGS"]
+    {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+
+    let archs = archs();
+    let sources = kernel_sources(&kernels_dir);
+    let require = env::var("KILN_REQUIRE_KERNELS").is_ok_and(|v| v == "1");
+
+    let mut table = String::new();
+    let built = match find_nvcc(&workspace) {
+        None => {
+            if require {
+                panic!("KILN_REQUIRE_KERNELS=1 but nvcc was not found: run `cargo xtask cuda-setup` or set KILN_NVCC");
+            }
+            println!(
+                "cargo:warning=kiln-kernels: nvcc not found, GPU kernels not built (run `cargo xtask cuda-setup`, then rebuild)"
+            );
+            false
+        }
+        Some(nvcc) => {
+            let results: Vec<(String, PathBuf)> = std::thread::scope(|s| {
+                let handles: Vec<_> = sources
+                    .iter()
+                    .map(|(name, src)| {
+                        let out = out_dir.join(format!("{name}.fatbin"));
+                        let (nvcc, archs, kernels_dir) = (&nvcc, &archs, &kernels_dir);
+                        s.spawn(move || {
+                            compile(nvcc, kernels_dir, src, &out, archs);
+                            (name.clone(), out)
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().expect("nvcc thread panicked")).collect()
+            });
+            for (name, out) in results {
+                writeln!(
+                    table,
+                    "    Module {{ name: {name:?}, fatbin: include_bytes!({:?}) }},",
+                    out.display().to_string()
+                )
+                .unwrap();
+            }
+            true
+        }
+    };
+
+    let archs_list = archs.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
+    let generated = format!(
+        "/// Whether nvcc compiled the kernels into this build.\n\
+         pub const BUILT: bool = {built};\n\
+         /// SASS architectures the fatbins hold (compute capability × 10); PTX for the last one is embedded too.\n\
+         pub const ARCHS: &[u32] = &[{archs_list}];\n\
+         /// Every embedded module, one per `kernels/<layer>/<file>.cu`, named `<layer>_<file>`.\n\
+         pub static MODULES: &[Module] = &[\n{table}];\n"
+    );
+    std::fs::write(out_dir.join("kernels.rs"), generated).unwrap();
+}
+
+fn archs() -> Vec<u32> {
+    match env::var("KILN_CUDA_ARCHS") {
+        Ok(list) if !list.trim().is_empty() => {
+            let mut archs: Vec<u32> = list
+                .split([',', ';', ' '])
+                .filter(|s| !s.is_empty())
+                .map(|s| {
+                    s.trim_start_matches("sm_")
+                        .parse()
+                        .unwrap_or_else(|_| panic!("KILN_CUDA_ARCHS: {s:?} is not an architecture like 90 or sm_90"))
+                })
+                .collect();
+            archs.sort_unstable();
+            archs.dedup();
+            archs
+        }
+        _ => DEFAULT_ARCHS.to_vec(),
+    }
+}
+
+/// `(module name, path)` of every `.cu` under `kernels/<layer>/`, sorted for a stable table.
+fn kernel_sources(kernels_dir: &Path) -> Vec<(String, PathBuf)> {
+    let mut sources = Vec::new();
+    let Ok(layers) = std::fs::read_dir(kernels_dir) else { return sources };
+    for layer in layers.flatten().filter(|e| e.path().is_dir()) {
+        for file in std::fs::read_dir(layer.path()).unwrap().flatten() {
+            let path = file.path();
+            if path.extension().is_some_and(|e| e == "cu") {
+                let name =
+                    format!("{}_{}", layer.file_name().to_string_lossy(), path.file_stem().unwrap().to_string_lossy());
+                sources.push((name, path));
+            }
+        }
+    }
+    sources.sort();
+    sources
+}
+
+fn find_nvcc(workspace: &Path) -> Option<PathBuf> {
+    let runs = |p: &Path| Command::new(p).arg("--version").output().is_ok_and(|o| o.status.success());
+    if let Ok(p) = env::var("KILN_NVCC") {
+        let p = PathBuf::from(p);
+        if runs(&p) {
+            return Some(p);
+        }
+        panic!("KILN_NVCC={} does not run", p.display());
+    }
+    let mut candidates: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
+        .iter()
+        .filter_map(|v| env::var_os(v))
+        .map(|d| PathBuf::from(d).join("bin/nvcc"))
+        .collect();
+    if let Some(path) = env::var_os("PATH") {
+        candidates.extend(env::split_paths(&path).map(|d| d.join("nvcc")));
+    }
+    candidates.push(PathBuf::from("/usr/local/cuda/bin/nvcc"));
+    // Where `cargo xtask cuda-setup` puts the pinned PyPI toolchain.
+    if let Ok(entries) = std::fs::read_dir(workspace.join(".cuda/venv/lib")) {
+        for e in entries.flatten() {
+            candidates.push(e.path().join("site-packages/nvidia/cu13/bin/nvcc"));
+        }
+    }
+    candidates.into_iter().find(|p| p.is_file() && runs(p))
+}
+
+fn compile(nvcc: &Path, kernels_dir: &Path, src: &Path, out: &Path, archs: &[u32]) {
+    let mut cmd = Command::new(nvcc);
+    cmd.arg("--fatbin").arg("-std=c++17").arg("-O3").arg("--threads=0").arg("-I").arg(kernels_dir);
+    for &a in archs {
+        cmd.arg(format!("-gencode=arch=compute_{a},code=sm_{a}"));
+    }
+    let top = archs.last().copied().unwrap_or(90);
+    cmd.arg(format!("-gencode=arch=compute_{top},code=compute_{top}"));
+    if let Ok(extra) = env::var("KILN_NVCC_FLAGS") {
+        cmd.args(extra.split_whitespace());
+    }
+    cmd.arg("-o").arg(out).arg(src);
+    let output = cmd.output().unwrap_or_else(|e| panic!("cannot run {}: {e}", nvcc.display()));
+    if !output.status.success() {
+        panic!(
+            "nvcc failed on {}:\n{}\n{}",
+            src.display(),
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}

@@ -1,0 +1,1 @@
+//! Lock policy for workers sharing a GPU, and the device model it is tested against.

@@ -1,0 +1,1 @@
+//! VRAM budget: resident SRS, per-worker arenas, the plan that picks the fallback path.

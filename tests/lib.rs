@@ -1,0 +1,1 @@
+//! Workspace-wide tests live in `tests/`; this library is empty on purpose.

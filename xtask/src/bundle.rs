@@ -1,0 +1,179 @@
+//! `cargo xtask gpu-bundle`: everything the GPU machine needs, in one folder.
+//!
+//! The GPU machine has the CUDA driver but no Rust: we build release test and bench
+//! binaries here (with the kernels for its architecture embedded), strip them, and add
+//! a `run.sh` that runs them there.
+
+use std::path::Path;
+
+use xshell::{Shell, cmd};
+
+use crate::{Result, cuda};
+
+const BUNDLE: &str = "bundle";
+/// The bundle must fit in the device tool's 64 MiB working-tree limit with room to spare.
+const MAX_BYTES: u64 = 60 << 20;
+
+/// Packages whose test binaries hold GPU tests (those depending on kiln-cuda).
+const GPU_PACKAGES: &[&str] =
+    &["kiln-kernels", "kiln-cuda", "kiln-field", "kiln-vram", "kiln-lock", "kiln-ntt", "kiln-msm", "kiln-groth16"];
+
+/// One compiled artifact from cargo's JSON messages.
+struct Artifact {
+    package: String,
+    target: String,
+    kind: String,
+    executable: String,
+}
+
+/// The value of `"key":"..."` at or after `from` in one JSON line (cargo's messages
+/// hold no escaped quotes in these fields).
+fn field<'a>(line: &'a str, key: &str, from: usize) -> Option<&'a str> {
+    let pat = format!("\"{key}\":\"");
+    let start = line[from..].find(&pat)? + from + pat.len();
+    let len = line[start..].find('"')?;
+    Some(&line[start..start + len])
+}
+
+fn artifacts(json: &str) -> Vec<Artifact> {
+    json.lines()
+        .filter(|l| l.contains("\"reason\":\"compiler-artifact\""))
+        .filter_map(|l| {
+            let executable = field(l, "executable", 0)?.to_string();
+            let package_id = field(l, "package_id", 0)?;
+            // "path+file:///.../crates/kiln-field#0.1.0" -> "kiln-field"
+            let package = package_id.rsplit('/').next()?.split('#').next()?.to_string();
+            let target_at = l.find("\"target\":{")?;
+            let target = field(l, "name", target_at)?.to_string();
+            let kind = l[target_at..].split("\"kind\":[\"").nth(1)?.split('"').next()?.to_string();
+            Some(Artifact { package, target, kind, executable })
+        })
+        .collect()
+}
+
+pub fn gpu_bundle(sh: &Shell, args: &[String]) -> Result {
+    let archs = match args {
+        [] => "90".to_string(),
+        [flag, value] if flag == "--archs" => value.clone(),
+        _ => return Err("usage: cargo xtask gpu-bundle [--archs 90]".into()),
+    };
+    let nvcc = cuda::find_nvcc(sh).ok_or("nvcc not found: run `cargo xtask cuda-setup` first")?;
+    let _nvcc = sh.push_env("KILN_NVCC", &nvcc);
+    let _require = sh.push_env("KILN_REQUIRE_KERNELS", "1");
+    let _archs = sh.push_env("KILN_CUDA_ARCHS", &archs);
+
+    let mut pkgs = Vec::new();
+    for p in GPU_PACKAGES {
+        pkgs.push("-p".to_string());
+        pkgs.push(p.to_string());
+    }
+    println!("gpu-bundle: building release test binaries (kernels for sm_{archs})");
+    let tests =
+        cmd!(sh, "cargo test --release --locked {pkgs...} --no-run --message-format=json-render-diagnostics").read()?;
+    println!("gpu-bundle: building the kiln CLI and benches");
+    let cli = cmd!(sh, "cargo build --release --locked -p kiln-cli --bins --message-format=json-render-diagnostics")
+        .read()?;
+    let benches = if Path::new("benches/Cargo.toml").exists() {
+        cmd!(sh, "cargo bench --locked -p kiln-benches --no-run --message-format=json-render-diagnostics").read()?
+    } else {
+        String::new()
+    };
+
+    sh.remove_path(BUNDLE)?;
+    for dir in ["tests", "bin", "benches"] {
+        sh.create_dir(format!("{BUNDLE}/{dir}"))?;
+    }
+    let mut gpu_tests = 0usize;
+    for a in artifacts(&tests) {
+        // Keep only binaries that hold ignored (GPU) tests; listing them needs no GPU.
+        let exe = &a.executable;
+        let listed =
+            cmd!(sh, "{exe} --list --ignored --format terse").quiet().ignore_stderr().read().unwrap_or_default();
+        let count = listed.lines().filter(|l| l.ends_with(": test")).count();
+        if count == 0 {
+            continue;
+        }
+        gpu_tests += count;
+        let name = format!("{}-{}-{}", a.package, a.kind, a.target);
+        sh.copy_file(exe, format!("{BUNDLE}/tests/{name}"))?;
+    }
+    for a in artifacts(&cli).into_iter().filter(|a| a.kind == "bin") {
+        sh.copy_file(&a.executable, format!("{BUNDLE}/bin/{}", a.target))?;
+    }
+    for a in artifacts(&benches).into_iter().filter(|a| a.kind == "bench") {
+        sh.copy_file(&a.executable, format!("{BUNDLE}/benches/{}", a.target))?;
+    }
+    let files: Vec<String> = sh
+        .read_dir(BUNDLE)?
+        .iter()
+        .flat_map(|d| sh.read_dir(d).unwrap_or_default())
+        .map(|p| p.display().to_string())
+        .collect();
+    if !files.is_empty() {
+        let to_strip = &files;
+        cmd!(sh, "strip {to_strip...}").run()?;
+    }
+    sh.write_file(format!("{BUNDLE}/run.sh"), RUN_SH)?;
+    cmd!(sh, "chmod +x {BUNDLE}/run.sh").run()?;
+    let bytes: u64 = files.iter().map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0)).sum();
+    println!(
+        "gpu-bundle: {} files, {gpu_tests} GPU tests, {:.1} MiB in {BUNDLE}/",
+        files.len(),
+        bytes as f64 / (1 << 20) as f64
+    );
+    if bytes > MAX_BYTES {
+        return Err(format!("bundle is {} MiB, over the 60 MiB limit", bytes >> 20).into());
+    }
+    println!(
+        "\nOn the GPU machine (device tool `run`), carry [\"{BUNDLE}\"] and run:\n  \
+         set -o pipefail; bash {BUNDLE}/run.sh all 2>&1 | tee $OUT/gpu.log\n\
+         (or `run.sh test`, `run.sh sanitize`, `run.sh bench` alone)"
+    );
+    Ok(())
+}
+
+const RUN_SH: &str = r#"#!/usr/bin/env bash
+# kiln GPU bundle. Usage: run.sh test | sanitize | bench | all
+#   test      every GPU test (--ignored) with KILN_REQUIRE_GPU=1; stops at the first failure
+#   sanitize  the same under compute-sanitizer memcheck, at small sizes (KILN_TEST_SMALL=1)
+#   bench     every benchmark binary
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+mode=${1:-test}
+export KILN_REQUIRE_GPU=1
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+
+run_tests() { # $1 = label, rest = prefix command
+    local label=$1; shift
+    local bins=0 passed=0 log
+    log=$(mktemp)
+    for t in "$here"/tests/*; do
+        echo "== $label $(basename "$t")"
+        if ! "$@" "$t" --ignored --test-threads=1 2>&1 | tee "$log"; then
+            echo "SUMMARY $label: FAILED in $(basename "$t") ($passed tests passed before it)"
+            return 1
+        fi
+        bins=$((bins + 1))
+        passed=$((passed + $(grep -o '[0-9]* passed' "$log" | awk '{s += $1} END {print s + 0}')))
+    done
+    echo "SUMMARY $label: ok, $passed GPU tests passed in $bins binaries"
+}
+
+run_benches() {
+    for b in "$here"/benches/*; do
+        [ -e "$b" ] || continue
+        echo "== bench $(basename "$b")"
+        "$b" --bench || { echo "SUMMARY bench: FAILED in $(basename "$b")"; return 1; }
+    done
+    echo "SUMMARY bench: done"
+}
+
+case $mode in
+    test) nvidia-smi --query-gpu=name,driver_version,memory.used,memory.total --format=csv,noheader 2>/dev/null
+          "$here/bin/kiln" devices; run_tests test ;;
+    sanitize) KILN_TEST_SMALL=1 run_tests sanitize "$sanitizer" --tool memcheck --error-exitcode 99 ;;
+    bench) run_benches ;;
+    all) "$0" test && "$0" sanitize; s=$?; "$0" bench; exit $s ;;
+    *) echo "usage: run.sh test | sanitize | bench | all"; exit 2 ;;
+esac
+"#;
