@@ -1,0 +1,3 @@
+//! GPU benchmark: field (filled in by the field layer).
+
+fn main() {}
