@@ -148,6 +148,26 @@ fn find_nvcc(workspace: &Path) -> Option<PathBuf> {
     candidates.into_iter().find(|p| p.is_file() && runs(p))
 }
 
+/// Newest modification time of `src` and every header under `kernels/` (any header may be
+/// included by any kernel; a header change recompiles everything, a `.cu` change only itself).
+fn newest_input(kernels_dir: &Path, src: &Path) -> std::time::SystemTime {
+    fn walk(dir: &Path, newest: &mut std::time::SystemTime) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, newest);
+            } else if p.extension().is_some_and(|x| x == "cuh" || x == "h") {
+                if let Ok(t) = e.metadata().and_then(|m| m.modified()) {
+                    *newest = (*newest).max(t);
+                }
+            }
+        }
+    }
+    let mut newest = std::fs::metadata(src).and_then(|m| m.modified()).unwrap_or(std::time::SystemTime::now());
+    walk(kernels_dir, &mut newest);
+    newest
+}
+
 fn compile(nvcc: &Path, kernels_dir: &Path, src: &Path, out: &Path, archs: &[u32]) {
     let mut cmd = Command::new(nvcc);
     cmd.arg("--fatbin").arg("-std=c++17").arg("-O3").arg("--threads=0").arg("-I").arg(kernels_dir);
@@ -160,6 +180,16 @@ fn compile(nvcc: &Path, kernels_dir: &Path, src: &Path, out: &Path, archs: &[u32
         cmd.args(extra.split_whitespace());
     }
     cmd.arg("-o").arg(out).arg(src);
+    // Skip nvcc when this exact command already produced an up-to-date fatbin.
+    let stamp = out.with_extension("cmd");
+    let command_line = format!("{cmd:?}");
+    let fresh = std::fs::metadata(out)
+        .and_then(|m| m.modified())
+        .is_ok_and(|built| built > newest_input(kernels_dir, src))
+        && std::fs::read_to_string(&stamp).is_ok_and(|s| s == command_line);
+    if fresh {
+        return;
+    }
     let output = cmd.output().unwrap_or_else(|e| panic!("cannot run {}: {e}", nvcc.display()));
     if !output.status.success() {
         panic!(
@@ -169,4 +199,5 @@ fn compile(nvcc: &Path, kernels_dir: &Path, src: &Path, out: &Path, archs: &[u32
             String::from_utf8_lossy(&output.stderr)
         );
     }
+    std::fs::write(&stamp, command_line).unwrap();
 }

@@ -4,8 +4,6 @@
 //! binaries here (with the kernels for its architecture embedded), strip them, and add
 //! a `run.sh` that runs them there.
 
-use std::path::Path;
-
 use xshell::{Shell, cmd};
 
 use crate::{Result, cuda};
@@ -52,20 +50,26 @@ fn artifacts(json: &str) -> Vec<Artifact> {
 }
 
 pub fn gpu_bundle(sh: &Shell, args: &[String]) -> Result {
-    let archs = match args {
-        [] => "90".to_string(),
-        [flag, value] if flag == "--archs" => value.clone(),
-        _ => return Err("usage: cargo xtask gpu-bundle [--archs 90]".into()),
-    };
+    let mut archs = "90".to_string();
+    let mut packages: Vec<String> = GPU_PACKAGES.iter().map(|p| p.to_string()).collect();
+    let mut rest = args.iter();
+    while let Some(flag) = rest.next() {
+        let value = rest.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--archs" => archs = value.clone(),
+            "--packages" => packages = value.split(',').map(str::to_string).collect(),
+            _ => return Err("usage: cargo xtask gpu-bundle [--archs 90] [--packages kiln-cuda,kiln-field]".into()),
+        }
+    }
     let nvcc = cuda::find_nvcc(sh).ok_or("nvcc not found: run `cargo xtask cuda-setup` first")?;
     let _nvcc = sh.push_env("KILN_NVCC", &nvcc);
     let _require = sh.push_env("KILN_REQUIRE_KERNELS", "1");
     let _archs = sh.push_env("KILN_CUDA_ARCHS", &archs);
 
     let mut pkgs = Vec::new();
-    for p in GPU_PACKAGES {
+    for p in &packages {
         pkgs.push("-p".to_string());
-        pkgs.push(p.to_string());
+        pkgs.push(p.clone());
     }
     println!("gpu-bundle: building release test binaries (kernels for sm_{archs})");
     let tests =
@@ -73,7 +77,7 @@ pub fn gpu_bundle(sh: &Shell, args: &[String]) -> Result {
     println!("gpu-bundle: building the kiln CLI and benches");
     let cli = cmd!(sh, "cargo build --release --locked -p kiln-cli --bins --message-format=json-render-diagnostics")
         .read()?;
-    let benches = if Path::new("benches/Cargo.toml").exists() {
+    let benches = if packages.len() == GPU_PACKAGES.len() {
         cmd!(sh, "cargo bench --locked -p kiln-benches --no-run --message-format=json-render-diagnostics").read()?
     } else {
         String::new()
@@ -137,7 +141,7 @@ const RUN_SH: &str = r#"#!/usr/bin/env bash
 #   test      every GPU test (--ignored) with KILN_REQUIRE_GPU=1; stops at the first failure
 #   sanitize  the same under compute-sanitizer memcheck, at small sizes (KILN_TEST_SMALL=1)
 #   bench     every benchmark binary
-set -u
+set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mode=${1:-test}
 export KILN_REQUIRE_GPU=1

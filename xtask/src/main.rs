@@ -16,7 +16,8 @@ cargo xtask <task>
                when a CUDA 13.0+ toolkit is already installed); prints where nvcc is
   ci           what CI runs: fmt check, clippy -D warnings, kernels compiled by nvcc, all tests
   gpu-bundle   build release GPU test and bench binaries plus the kiln CLI into bundle/ with a
-               run.sh, for the GPU machine (options: --archs 90, default 90)
+               run.sh, for the GPU machine (options: --archs 90 (default),
+               --packages kiln-cuda,kiln-field (default: every crate with GPU tests))
   dist         release build of kiln with kernels for every architecture, stripped, with SHA256SUMS
 ";
 

@@ -38,7 +38,10 @@ pub fn gpu_or_skip(test: &str) -> Option<Arc<Device>> {
         Ok(d) => Some(d),
         Err(e) if gpu_required() => panic!("{test}: KILN_REQUIRE_GPU=1 but no usable CUDA device: {e}"),
         Err(e) => {
-            eprintln!("{test}: skipped: no CUDA device ({e})");
+            // Written to the stderr handle directly: libtest captures `eprintln!` of passing
+            // tests, and a skip must be visible.
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr().lock(), "{test}: skipped: no CUDA device ({e})");
             None
         }
     }
