@@ -132,7 +132,7 @@ fn find_nvcc(workspace: &Path) -> Option<PathBuf> {
     }
     let mut candidates: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
         .iter()
-        .filter_map(|v| env::var_os(v))
+        .filter_map(env::var_os)
         .map(|d| PathBuf::from(d).join("bin/nvcc"))
         .collect();
     if let Some(path) = env::var_os("PATH") {
