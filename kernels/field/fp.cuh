@@ -48,13 +48,13 @@ KILN_DEV fp_t fp_add(const fp_t& a, const fp_t& b) { return kiln_mont::add<FpPar
 KILN_DEV fp_t fp_sub(const fp_t& a, const fp_t& b) { return kiln_mont::sub<FpParams>(a, b); }
 KILN_DEV fp_t fp_neg(const fp_t& a) { return kiln_mont::neg<FpParams>(a); }
 KILN_DEV fp_t fp_dbl(const fp_t& a) { return kiln_mont::add<FpParams>(a, a); }
-KILN_DEV fp_t fp_mul(const fp_t& a, const fp_t& b) { return kiln_mont::mul<FpParams>(a, b); }
-KILN_DEV fp_t fp_sqr(const fp_t& a) { return kiln_mont::mul<FpParams>(a, a); }
-KILN_DEV fp_t fp_inv(const fp_t& a) { return kiln_mont::inv<FpParams>(a); }  // 0 -> 0
+KILN_HEAVY fp_t fp_mul(const fp_t& a, const fp_t& b) { return kiln_mont::mul<FpParams>(a, b); }
+KILN_HEAVY fp_t fp_sqr(const fp_t& a) { return kiln_mont::mul<FpParams>(a, a); }
+KILN_HEAVY fp_t fp_inv(const fp_t& a) { return kiln_mont::inv<FpParams>(a); }  // 0 -> 0
 KILN_DEV bool fp_eq(const fp_t& a, const fp_t& b) { return kiln_mont::eq<FpParams>(a, b); }
 KILN_DEV bool fp_is_zero(const fp_t& a) { return kiln_mont::is_zero<FpParams>(a); }
 // Plain integer (< p) -> Montgomery form, and back.
 KILN_DEV fp_t fp_to_mont(const fp_t& a) { return kiln_mont::to_mont<FpParams>(a); }
 KILN_DEV fp_t fp_from_mont(const fp_t& a) { return kiln_mont::from_mont<FpParams>(a); }
 // a^e for a 32-bit exponent.
-KILN_DEV fp_t fp_pow(const fp_t& a, uint32_t e) { return kiln_mont::pow_u32<FpParams>(a, e); }
+KILN_HEAVY fp_t fp_pow(const fp_t& a, uint32_t e) { return kiln_mont::pow_u32<FpParams>(a, e); }

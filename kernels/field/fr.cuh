@@ -56,13 +56,13 @@ KILN_DEV fr_t fr_add(const fr_t& a, const fr_t& b) { return kiln_mont::add<FrPar
 KILN_DEV fr_t fr_sub(const fr_t& a, const fr_t& b) { return kiln_mont::sub<FrParams>(a, b); }
 KILN_DEV fr_t fr_neg(const fr_t& a) { return kiln_mont::neg<FrParams>(a); }
 KILN_DEV fr_t fr_dbl(const fr_t& a) { return kiln_mont::add<FrParams>(a, a); }
-KILN_DEV fr_t fr_mul(const fr_t& a, const fr_t& b) { return kiln_mont::mul<FrParams>(a, b); }
-KILN_DEV fr_t fr_sqr(const fr_t& a) { return kiln_mont::mul<FrParams>(a, a); }
-KILN_DEV fr_t fr_inv(const fr_t& a) { return kiln_mont::inv<FrParams>(a); }  // 0 -> 0
+KILN_HEAVY fr_t fr_mul(const fr_t& a, const fr_t& b) { return kiln_mont::mul<FrParams>(a, b); }
+KILN_HEAVY fr_t fr_sqr(const fr_t& a) { return kiln_mont::mul<FrParams>(a, a); }
+KILN_HEAVY fr_t fr_inv(const fr_t& a) { return kiln_mont::inv<FrParams>(a); }  // 0 -> 0
 KILN_DEV bool fr_eq(const fr_t& a, const fr_t& b) { return kiln_mont::eq<FrParams>(a, b); }
 KILN_DEV bool fr_is_zero(const fr_t& a) { return kiln_mont::is_zero<FrParams>(a); }
 // Plain integer (< r) -> Montgomery form, and back.
 KILN_DEV fr_t fr_to_mont(const fr_t& a) { return kiln_mont::to_mont<FrParams>(a); }
 KILN_DEV fr_t fr_from_mont(const fr_t& a) { return kiln_mont::from_mont<FrParams>(a); }
 // a^e for a 32-bit exponent.
-KILN_DEV fr_t fr_pow(const fr_t& a, uint32_t e) { return kiln_mont::pow_u32<FrParams>(a, e); }
+KILN_HEAVY fr_t fr_pow(const fr_t& a, uint32_t e) { return kiln_mont::pow_u32<FrParams>(a, e); }

@@ -14,6 +14,16 @@
 #define KILN_DEV inline
 #endif
 
+// The heavy operations (products, inversions, point formulas) are inlined by default, for
+// speed. A translation unit that calls many of them only for testing defines
+// KILN_FIELD_NOINLINE before any include: they become real calls and ptxas finishes in
+// seconds instead of compiling hundreds of inlined products per kernel.
+#if defined(__CUDACC__) && defined(KILN_FIELD_NOINLINE)
+#define KILN_HEAVY static __device__ __noinline__
+#else
+#define KILN_HEAVY KILN_DEV
+#endif
+
 namespace kiln_ptx {
 
 #ifdef __CUDACC__
