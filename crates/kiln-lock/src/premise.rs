@@ -16,6 +16,13 @@ fn gib(b: u64) -> f64 {
     b as f64 / (1u64 << 30) as f64
 }
 
+/// The GPU tests here measure free memory and stream states: one at a time.
+static GPU: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    GPU.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Sets the pool's release threshold, returning the previous one.
 fn set_release_threshold(pool: sys::CUmemoryPool, mut value: u64) -> u64 {
     let attr = sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
@@ -37,6 +44,7 @@ fn trim_cannot_release_a_free_queued_behind_a_kernel_on_the_gpu() {
     let Some(device) = testing::gpu_or_skip("trim_cannot_release_a_free_queued_behind_a_kernel_on_the_gpu") else {
         return;
     };
+    let _serial = serial();
     let small = testing::small_sizes();
     let bytes: u64 = if small { 256 * MIB } else { 4096 * MIB };
     let spin = if small { Duration::from_millis(500) } else { Duration::from_millis(1500) };
@@ -135,4 +143,62 @@ fn trim_cannot_release_a_free_queued_behind_a_kernel_on_the_gpu() {
         free_after.abs_diff(model_after) <= tol,
         "model predicts {model_after} B free after the kernel, GPU measured {free_after} B"
     );
+}
+
+/// The real policy on a real device: two lanes leave spin kernels running on their
+/// streams; exclusive access is granted only once no lane is held, and its `synchronize`
+/// returns only when both lanes' kernels have finished. Then the device-global calls work
+/// under the guard.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
+fn exclusive_guard_drains_lane_work_on_the_gpu() {
+    let Some(device) = testing::gpu_or_skip("exclusive_guard_drains_lane_work_on_the_gpu") else {
+        return;
+    };
+    let _serial = serial();
+    let f = device.function("lock_spin", "lock_spin_ns").unwrap();
+    let policy = crate::SharedPolicy::new(crate::Lanes::new(2).unwrap());
+    let streams = [device.new_stream().unwrap(), device.new_stream().unwrap()];
+    let ns: u64 = if testing::small_sizes() { 100_000_000 } else { 300_000_000 };
+    let mut outs = Vec::new();
+    for w in 0..2 {
+        let memory = policy.memory(w).unwrap();
+        let lane = memory.lane().expect("a lane policy hands out lanes");
+        // Under the lane: the phase's own stream only; no device-global call is reachable here.
+        let refused = policy.with_state(|p| crate::LockPolicy::check_device_global(p, w, "cuCtxSynchronize"));
+        assert!(refused.is_err(), "a device-global call from lane {lane} must be refused");
+        let compute = memory.into_compute().unwrap();
+        let stream = &streams[lane];
+        let mut out = alloc_poisoned::<u64>(stream, 1).unwrap();
+        let mut launch = stream.launch_builder(&f);
+        launch.arg(&ns).arg(&mut out);
+        // SAFETY: matches `lock_spin_ns(uint64_t, uint64_t*)`; `out` holds one u64.
+        unsafe { launch.launch(kiln_cuda::cudarc::driver::LaunchConfig::for_num_elems(1)) }
+            .ctx("cuLaunchKernel(lock_spin_ns)")
+            .unwrap();
+        outs.push((lane, out));
+        drop(compute); // the lane is free, its kernel still runs
+    }
+    let excl = policy.exclusive(7).unwrap();
+    assert_eq!(policy.with_state(|p| p.busy_lanes()), 0);
+    // SAFETY: querying live streams.
+    let running_before = streams
+        .iter()
+        .filter(|s| unsafe { sys::cuStreamQuery(s.cu_stream()) } == sys::CUresult::CUDA_ERROR_NOT_READY)
+        .count();
+    excl.synchronize(&device).unwrap();
+    // SAFETY: as above.
+    let running_after =
+        streams.iter().filter(|s| unsafe { sys::cuStreamQuery(s.cu_stream()) } != sys::CUresult::CUDA_SUCCESS).count();
+    excl.trim_default_pool(&device, 0).unwrap();
+    drop(excl);
+    println!(
+        "lane streams still running when exclusive was granted: {running_before}; after synchronize: {running_after}"
+    );
+    assert!(running_before >= 1, "the spin kernels ended before the exclusive section: inconclusive");
+    assert_eq!(running_after, 0, "synchronize under the exclusive guard returned with lane work still running");
+    for (lane, out) in outs {
+        let spun = streams[lane].clone_dtoh(&out).ctx("cuMemcpyDtoH").unwrap()[0];
+        assert!(spun >= ns, "lane {lane}: spin kernel reported {spun} ns < {ns} ns");
+    }
 }

@@ -108,8 +108,13 @@ fn reservations_are_disjoint_views_and_touch_no_driver_memory() {
     let arena = crate::Arena::allocate(&excl, &device, "test", 64 * MIB).unwrap();
     drop(excl);
 
-    let before = device.mem_info().unwrap().0;
     let mut rng = rand::thread_rng();
+    // Warm-up copy, so that anything the driver sets up lazily for copies is already there.
+    {
+        let mut warm = arena.reserve::<u64>(8).unwrap();
+        warm.upload(&stream, &[7; 8]).unwrap();
+    }
+    let before = device.mem_info().unwrap().0 as u64;
     let lens = [1usize, 1000, 65_537, 1 << 20, 3];
     let mut held = Vec::new();
     let mut data = Vec::new();
@@ -147,7 +152,13 @@ fn reservations_are_disjoint_views_and_touch_no_driver_memory() {
     assert_eq!(again.offset(), freed_offset, "a dropped range is reused first-fit");
     let too_big = arena.reserve::<u8>(64 * MIB as usize).unwrap_err();
     assert!(matches!(too_big, VramError::ArenaFull { .. }), "{too_big}");
-    assert_eq!(device.mem_info().unwrap().0, before, "reservations must not allocate device memory");
+    // ~9 MiB are reserved; a driver allocation per reservation would show. 2 MiB of slack
+    // for anything the driver does on its own.
+    let after = device.mem_info().unwrap().0 as u64;
+    assert!(
+        before.abs_diff(after) <= 2 * MIB,
+        "free device memory moved from {before} B to {after} B: reservations must not allocate"
+    );
 
     let excl = policy.exclusive(0).unwrap();
     drop(held);
