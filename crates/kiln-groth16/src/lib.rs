@@ -1,1 +1,34 @@
 //! Groth16 over BLS12-381: parameters, synthesis, CPU and GPU provers, verifier.
+//!
+//! Everything is byte-compatible with bellperson 0.27: parameter files written by either
+//! load in the other, and proofs made by either verify with the other's verifier.
+//!
+//! - [`params`]: bellperson's parameter file format (memory-mapped, validated in parallel).
+//! - [`synth`]: bellpepper-core circuits into A/B/C evaluations, assignments and densities.
+//! - [`setup`]: random setup from an RNG (toxic waste: tests, demos, benchmarks).
+//! - [`prover`]: the prover over a [`ProverBackend`]; [`CpuBackend`] runs anywhere.
+//! - [`verifier`]: single and batch verification.
+//! - [`circuits`]: built-in circuits with a size knob.
+#![doc = include_str!("../README.md")]
+
+pub mod atomic;
+pub mod circuits;
+pub mod error;
+pub mod params;
+pub mod progress;
+pub mod proof;
+pub mod prover;
+pub mod setup;
+pub mod synth;
+pub mod verifier;
+
+pub use error::{Groth16Error, ParamsError, PointFault, ProofError, VerifyError};
+pub use params::{Check, Parameters, VerifyingKey};
+pub use progress::{NoProgress, Progress};
+pub use proof::{PROOF_BYTES, Proof};
+pub use prover::{CpuBackend, ProveOptions, ProverBackend, Timings, create_proof, create_proofs, create_proofs_with};
+pub use setup::{Trapdoor, random_setup, setup_with_trapdoor};
+pub use verifier::{PreparedVerifyingKey, verify, verify_proof, verify_proofs_batch};
+
+/// Re-exported so that users name one `Scalar` type.
+pub use blstrs::Scalar;

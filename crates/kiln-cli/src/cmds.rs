@@ -1,0 +1,397 @@
+//! `kiln setup | prove | verify | bench | demo`: Groth16 on the built-in circuits.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use kiln_groth16::circuits::{Builtin, Kind};
+use kiln_groth16::{
+    Check, CpuBackend, Parameters, PreparedVerifyingKey, Progress, Proof, ProveOptions, ProverBackend, Timings,
+    create_proofs, random_setup, verify_proofs_batch,
+};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use sha2::{Digest, Sha256};
+
+/// Any error of these commands, as a message for the user.
+pub type CmdResult = Result<(), Box<dyn std::error::Error>>;
+
+/// Which circuit, at which size.
+#[derive(clap::Args, Clone, Debug)]
+pub struct CircuitArgs {
+    /// Built-in circuit: mimc, squaring or porep.
+    #[arg(long, default_value = "porep")]
+    circuit: Kind,
+    /// log2 of the constraint count (the circuit fills a domain of 2^log_size).
+    #[arg(long, default_value_t = 14, value_parser = clap::value_parser!(u32).range(4..=28))]
+    log_size: u32,
+    /// Seed of the witness (its public inputs follow from it).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+impl CircuitArgs {
+    fn circuit(&self) -> Builtin {
+        Builtin::new(self.circuit, 1 << self.log_size, self.seed)
+    }
+}
+
+/// Options of `kiln setup`.
+#[derive(clap::Args)]
+pub struct SetupArgs {
+    #[command(flatten)]
+    circuit: CircuitArgs,
+    /// Where to write the parameters (bellperson's format).
+    #[arg(long)]
+    out: PathBuf,
+    /// Seed of the toxic waste (random setup: for tests and benchmarks only).
+    #[arg(long, default_value_t = 0)]
+    setup_seed: u64,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Options of `kiln prove`.
+#[derive(clap::Args)]
+pub struct ProveArgs {
+    #[command(flatten)]
+    circuit: CircuitArgs,
+    /// Parameter file.
+    #[arg(long)]
+    params: PathBuf,
+    /// Where to write the proof(s): 192 bytes each, bellperson's format.
+    #[arg(long)]
+    out: PathBuf,
+    /// Number of circuits in the batch (seeds seed, seed+1, ...).
+    #[arg(long, default_value_t = 1)]
+    count: u64,
+    /// Check that the witness satisfies every constraint before proving.
+    #[arg(long)]
+    check: bool,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Options of `kiln verify`.
+#[derive(clap::Args)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    circuit: CircuitArgs,
+    /// Parameter file (its verifying key is used).
+    #[arg(long)]
+    params: PathBuf,
+    /// Proof file (one or more 192-byte proofs; proof i is for seed + i).
+    #[arg(long)]
+    proof: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Options of `kiln bench` and `kiln demo`.
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    circuit: CircuitArgs,
+    /// Proofs to time (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Progress bars on stderr (hidden when stderr is not a terminal or with --json).
+struct Bar {
+    bar: ProgressBar,
+}
+
+impl Bar {
+    fn new(hidden: bool) -> Self {
+        let bar = if hidden { ProgressBar::hidden() } else { ProgressBar::new(0) };
+        bar.set_style(
+            ProgressStyle::with_template("{msg:>10} [{bar:40}] {pos}/{len} ({eta})")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        Bar { bar }
+    }
+}
+
+impl Progress for Bar {
+    fn start(&self, phase: &str, total: u64) {
+        self.bar.set_message(phase.to_string());
+        self.bar.set_length(total);
+        self.bar.set_position(0);
+    }
+    fn inc(&self, n: u64) {
+        self.bar.inc(n);
+    }
+}
+
+impl Drop for Bar {
+    fn drop(&mut self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// The fastest backend present. Only the CPU backend exists for now.
+fn best_backend(quiet: bool) -> Box<dyn ProverBackend> {
+    let gpus = kiln_cuda::devices().map(|d| d.len()).unwrap_or(0);
+    if gpus > 0 && !quiet {
+        eprintln!("note: {gpus} GPU(s) found, but the GPU prover backend is not yet available: proving on the CPU");
+    }
+    Box::new(CpuBackend)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn setup_params(c: Builtin, setup_seed: u64, hidden: bool) -> Result<Parameters, kiln_groth16::Groth16Error> {
+    let bar = Bar::new(hidden);
+    random_setup(c, &mut ChaCha20Rng::seed_from_u64(setup_seed), &bar)
+}
+
+/// `kiln setup`.
+pub fn setup(args: &SetupArgs) -> CmdResult {
+    let c = args.circuit.circuit();
+    let start = Instant::now();
+    let params = setup_params(c, args.setup_seed, args.json)?;
+    params.write_file(&args.out)?;
+    let t = start.elapsed();
+    if args.json {
+        println!(
+            r#"{{"circuit":"{}","log_size":{},"params":"{}","bytes":{},"setup_ms":{:.1}}}"#,
+            c.kind,
+            args.circuit.log_size,
+            args.out.display(),
+            params.file_size(),
+            ms(t)
+        );
+    } else {
+        println!("wrote {} ({} bytes) in {:.2} s", args.out.display(), params.file_size(), t.as_secs_f64());
+    }
+    Ok(())
+}
+
+/// `kiln prove`.
+pub fn prove(args: &ProveArgs) -> CmdResult {
+    let params = Parameters::read(&args.params, Check::Full)?;
+    let circuits: Vec<Builtin> =
+        (0..args.count).map(|i| Builtin { seed: args.circuit.seed + i, ..args.circuit.circuit() }).collect();
+    let backend = best_backend(args.json);
+    let (proofs, timings) = create_proofs(
+        backend.as_ref(),
+        &params,
+        circuits,
+        &mut rand::rngs::OsRng,
+        ProveOptions { check_satisfied: args.check },
+    )?;
+    kiln_groth16::atomic::write_atomic(&args.out, |w| proofs.iter().try_for_each(|p| w.write_all(&p.to_bytes())))?;
+    if args.json {
+        println!(
+            r#"{{"proofs":{},"out":"{}","backend":"{}","timings_ms":{}}}"#,
+            proofs.len(),
+            args.out.display(),
+            backend.name(),
+            timings_json(&timings)
+        );
+    } else {
+        println!("wrote {} proof(s) to {} ({} backend)", proofs.len(), args.out.display(), backend.name());
+        print_timings(&timings);
+    }
+    Ok(())
+}
+
+/// `kiln verify`. Exits with an error when a proof does not verify.
+pub fn verify(args: &VerifyArgs) -> CmdResult {
+    let params = Parameters::read(&args.params, Check::Full)?;
+    let bytes = std::fs::read(&args.proof).map_err(|e| format!("{}: {e}", args.proof.display()))?;
+    let count = bytes.len() / kiln_groth16::PROOF_BYTES;
+    let proofs = Proof::read_many(&bytes, count.max(1))?;
+    let inputs: Vec<_> = (0..proofs.len() as u64)
+        .map(|i| Builtin { seed: args.circuit.seed + i, ..args.circuit.circuit() }.public_inputs())
+        .collect();
+    let pvk = PreparedVerifyingKey::new(&params.vk);
+    let ok = verify_proofs_batch(&pvk, &proofs, &inputs, &mut rand::rngs::OsRng)?;
+    if args.json {
+        println!(r#"{{"proofs":{},"verified":{ok}}}"#, proofs.len());
+    } else {
+        println!("{} proof(s): {}", proofs.len(), if ok { "verified" } else { "INVALID" });
+    }
+    if ok { Ok(()) } else { Err("proof verification failed".into()) }
+}
+
+/// Where cached demo parameters live: $KILN_CACHE, else ~/.cache/kiln, else ./.kiln-cache.
+fn cache_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("KILN_CACHE") {
+        return PathBuf::from(d);
+    }
+    match std::env::var_os("HOME") {
+        Some(h) => PathBuf::from(h).join(".cache").join("kiln"),
+        None => PathBuf::from(".kiln-cache"),
+    }
+}
+
+fn file_digest(path: &Path) -> std::io::Result<(u64, String)> {
+    let file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok((0, hex(&Sha256::digest([]))));
+    }
+    // SAFETY: read-only map of a file kiln replaces only by atomic rename.
+    let map = unsafe { memmap2::Mmap::map(&file) }?;
+    Ok((len, hex(&Sha256::digest(&map[..]))))
+}
+
+/// Cached parameters for `c`: loaded when the file matches its recorded size and SHA-256,
+/// otherwise (missing or corrupt) made again and recorded. Returns (params, was_cached, setup time).
+fn cached_params(
+    c: Builtin,
+    log_size: u32,
+    hidden: bool,
+) -> Result<(Parameters, bool, Duration), Box<dyn std::error::Error>> {
+    let dir = cache_dir();
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cache dir {}: {e}", dir.display()))?;
+    let path = dir.join(format!("{}-2^{log_size}.params", c.kind));
+    let sum_path = dir.join(format!("{}-2^{log_size}.params.sha256", c.kind));
+    let start = Instant::now();
+    if let (Ok(recorded), Ok(actual)) = (std::fs::read_to_string(&sum_path), file_digest(&path)) {
+        if recorded.trim() == format!("{} {}", actual.1, actual.0) {
+            match Parameters::read(&path, Check::NoSubgroup) {
+                Ok(p) => return Ok((p, true, start.elapsed())),
+                Err(e) => tracing::warn!("cached parameters unreadable ({e}): making them again"),
+            }
+        } else {
+            tracing::warn!(path = %path.display(), "cached parameters fail the integrity check: making them again");
+        }
+    }
+    // A fixed setup seed: the cache holds the same parameters whoever made them.
+    let params = setup_params(Builtin { seed: 0, ..c }, 0x6b696c6e, hidden)?;
+    params.write_file(&path)?;
+    let (len, digest) = file_digest(&path)?;
+    kiln_groth16::atomic::write_atomic(&sum_path, |w| writeln!(w, "{digest} {len}"))?;
+    Ok((params, false, start.elapsed()))
+}
+
+struct RunReport {
+    params_ms: f64,
+    cached: bool,
+    timings: Vec<Timings>,
+    verify: Duration,
+    verified: bool,
+    proof: Proof,
+    backend: String,
+}
+
+fn run_bench(args: &BenchArgs) -> Result<RunReport, Box<dyn std::error::Error>> {
+    let c = args.circuit.circuit();
+    let (params, cached, params_time) = cached_params(c, args.circuit.log_size, args.json)?;
+    let backend = best_backend(args.json);
+    let mut rng = rand::rngs::OsRng;
+    let mut timings = Vec::new();
+    let mut proof = None;
+    for _ in 0..args.repeat.max(1) {
+        let (p, t) = create_proofs(backend.as_ref(), &params, vec![c], &mut rng, ProveOptions::default())?;
+        timings.push(t);
+        proof = Some(p[0]);
+    }
+    let proof = proof.expect("at least one repeat");
+    let start = Instant::now();
+    let pvk = PreparedVerifyingKey::new(&params.vk);
+    let verified = kiln_groth16::verify_proof(&pvk, &proof, &c.public_inputs())?;
+    Ok(RunReport {
+        params_ms: ms(params_time),
+        cached,
+        timings,
+        verify: start.elapsed(),
+        verified,
+        proof,
+        backend: backend.name(),
+    })
+}
+
+/// The per-phase median over repeats.
+fn median_timings(all: &[Timings]) -> Timings {
+    let med = |f: fn(&Timings) -> Duration| {
+        let mut v: Vec<Duration> = all.iter().map(f).collect();
+        v.sort();
+        v[v.len() / 2]
+    };
+    Timings {
+        synthesis: med(|t| t.synthesis),
+        h_poly: med(|t| t.h_poly),
+        msm_h_l: med(|t| t.msm_h_l),
+        msm_a_b_g1: med(|t| t.msm_a_b_g1),
+        msm_b_g2: med(|t| t.msm_b_g2),
+        epilogue: med(|t| t.epilogue),
+    }
+}
+
+fn timings_json(t: &Timings) -> String {
+    let fields: Vec<String> = t.phases().iter().map(|(n, d)| format!(r#""{n}":{:.3}"#, ms(*d))).collect();
+    format!(r#"{{{},"total":{:.3}}}"#, fields.join(","), ms(t.total()))
+}
+
+fn print_timings(t: &Timings) {
+    println!("{:<16} {:>10}", "phase", "ms");
+    for (name, d) in t.phases() {
+        println!("{name:<16} {:>10.1}", ms(d));
+    }
+    println!("{:<16} {:>10.1}", "total", ms(t.total()));
+}
+
+/// `kiln bench`: median per-phase proving time over repeats.
+pub fn bench(args: &BenchArgs) -> CmdResult {
+    let r = run_bench(args)?;
+    report(args, &r, false)
+}
+
+/// `kiln demo`: cached parameters, one proof on the best backend, verification, timings.
+pub fn demo(args: &BenchArgs) -> CmdResult {
+    let args = BenchArgs { repeat: 1, circuit: args.circuit.clone(), json: args.json };
+    let r = run_bench(&args)?;
+    report(&args, &r, true)
+}
+
+fn report(args: &BenchArgs, r: &RunReport, demo: bool) -> CmdResult {
+    let t = median_timings(&r.timings);
+    let c = &args.circuit;
+    if args.json {
+        println!(
+            r#"{{"circuit":"{}","log_size":{},"backend":"{}","params_cached":{},"params_ms":{:.1},"repeats":{},"prove_ms":{},"verify_ms":{:.3},"verified":{},"proof":"{}"}}"#,
+            c.circuit,
+            c.log_size,
+            r.backend,
+            r.cached,
+            r.params_ms,
+            r.timings.len(),
+            timings_json(&t),
+            ms(r.verify),
+            r.verified,
+            hex(&r.proof.to_bytes())
+        );
+    } else {
+        println!("circuit   {} with 2^{} constraints, backend {}", c.circuit, c.log_size, r.backend);
+        println!(
+            "params    {} in {:.1} ms",
+            if r.cached { "loaded from cache (integrity checked)" } else { "created and cached" },
+            r.params_ms
+        );
+        if demo {
+            println!("proof     {}", hex(&r.proof.to_bytes()));
+        } else {
+            println!("median of {} proofs:", r.timings.len());
+        }
+        print_timings(&t);
+        println!("verify    {:.1} ms: {}", ms(r.verify), if r.verified { "VERIFIED" } else { "FAILED" });
+    }
+    if r.verified { Ok(()) } else { Err("the proof did not verify".into()) }
+}

@@ -1,0 +1,208 @@
+//! Typed errors. Each variant says what went wrong, where, and what to do about it.
+
+use std::path::PathBuf;
+
+/// Why a point read from a file was rejected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PointFault {
+    /// The bytes are not a valid encoding of a point on the curve (off the curve, a coordinate
+    /// not below the field modulus, or inconsistent flag bits).
+    NotOnCurve,
+    /// On the curve but not in the prime-order subgroup (only detected in checked mode).
+    NotInSubgroup,
+    /// The point at infinity, which never appears in valid Groth16 parameters or proofs.
+    Infinity,
+}
+
+impl std::fmt::Display for PointFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PointFault::NotOnCurve => "not a valid point on the curve",
+            PointFault::NotInSubgroup => "not in the prime-order subgroup",
+            PointFault::Infinity => "the point at infinity",
+        })
+    }
+}
+
+/// Errors of the parameter file reader and writer.
+#[derive(Debug, thiserror::Error)]
+pub enum ParamsError {
+    /// Opening, mapping, reading or writing the file failed.
+    #[error("parameters file {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file ends inside a fixed-size field (a point or a length).
+    #[error(
+        "parameters truncated in section {section} at element {index}, byte offset {offset}: need {needed} bytes, \
+         {available} left (the file is incomplete: regenerate or re-download it)"
+    )]
+    Truncated {
+        /// Section name (`vk.alpha_g1`, `vk.ic`, `h`, `l`, `a`, `b_g1`, `b_g2`).
+        section: &'static str,
+        /// Element index inside the section (0 for single points and lengths).
+        index: usize,
+        /// Byte offset where the field starts.
+        offset: usize,
+        /// Bytes the field needs.
+        needed: usize,
+        /// Bytes left in the file from `offset`.
+        available: usize,
+    },
+    /// A section's length field claims more points than the rest of the file can hold.
+    #[error(
+        "parameters section {section}: length field at byte offset {offset} says {count} points ({bytes} bytes) but \
+         only {available} bytes follow (corrupt or truncated file)"
+    )]
+    SectionLength {
+        /// Section name.
+        section: &'static str,
+        /// Byte offset of the length field.
+        offset: usize,
+        /// Points the length field claims.
+        count: u64,
+        /// Bytes those points need.
+        bytes: u64,
+        /// Bytes left after the length field.
+        available: usize,
+    },
+    /// A point failed validation.
+    #[error("parameters section {section}, element {index}, byte offset {offset}: {fault} (corrupt or forged file)")]
+    BadPoint {
+        /// Section name.
+        section: &'static str,
+        /// Element index inside the section.
+        index: usize,
+        /// Byte offset of the point.
+        offset: usize,
+        /// What is wrong with it.
+        fault: PointFault,
+    },
+    /// Bytes after the last section.
+    #[error("parameters: {count} unexpected bytes after the last section at byte offset {offset} (corrupt file)")]
+    TrailingBytes {
+        /// Where the extra bytes start.
+        offset: usize,
+        /// How many there are.
+        count: usize,
+    },
+}
+
+/// Errors of proof decoding.
+#[derive(Debug, thiserror::Error)]
+pub enum ProofError {
+    /// Proof bytes must be exactly 192 per proof (G1 48 + G2 96 + G1 48, compressed).
+    #[error("proof bytes: expected {expected} bytes, got {got}")]
+    Length {
+        /// Bytes expected.
+        expected: usize,
+        /// Bytes given.
+        got: usize,
+    },
+    /// One of A, B, C is invalid.
+    #[error("proof {proof}, element {element}: {fault}")]
+    BadPoint {
+        /// Index of the proof in a batch.
+        proof: usize,
+        /// `a`, `b` or `c`.
+        element: &'static str,
+        /// What is wrong with it.
+        fault: PointFault,
+    },
+}
+
+/// Errors of synthesis, setup and proving.
+#[derive(Debug, thiserror::Error)]
+pub enum Groth16Error {
+    /// The circuit's `synthesize` failed.
+    #[error("circuit synthesis failed: {0}")]
+    Synthesis(#[from] bellpepper_core::SynthesisError),
+    /// The circuit does not fit the parameters (more constraints, other variables or densities).
+    #[error(
+        "circuit does not match the parameters: {what} is {circuit} for the circuit but {params} in the parameters \
+         (the parameters were made for another circuit or size: run setup for this one)"
+    )]
+    ParamsMismatch {
+        /// Which quantity differs.
+        what: &'static str,
+        /// The circuit's value.
+        circuit: usize,
+        /// The parameters' value.
+        params: usize,
+    },
+    /// The circuits of one batch must have the same shape.
+    #[error("batch circuit {index} differs from circuit 0 in {what} ({got} vs {expected}): batch only equal circuits")]
+    BatchShape {
+        /// The offending circuit.
+        index: usize,
+        /// Which quantity differs.
+        what: &'static str,
+        /// Its value in circuit `index`.
+        got: usize,
+        /// Its value in circuit 0.
+        expected: usize,
+    },
+    /// The witness does not satisfy constraint `constraint` (found by the satisfaction check).
+    #[error(
+        "circuit {circuit} is not satisfied: constraint {constraint} has a·b ≠ c (fix the witness; no proof was made)"
+    )]
+    Unsatisfied {
+        /// Index of the circuit in the batch.
+        circuit: usize,
+        /// First unsatisfied constraint (including bellperson's trailing input constraints).
+        constraint: usize,
+    },
+    /// More constraints than the field's two-adicity allows.
+    #[error("{constraints} constraints need a domain of 2^{log_n}, beyond BLS12-381 Fr's 2^32")]
+    TooLarge {
+        /// Constraints, including input constraints.
+        constraints: usize,
+        /// log2 of the domain needed.
+        log_n: u32,
+    },
+    /// Given randomness vectors have the wrong length.
+    #[error("randomness: {got} (r, s) pairs for {circuits} circuits")]
+    Randomness {
+        /// Pairs given.
+        got: usize,
+        /// Circuits in the batch.
+        circuits: usize,
+    },
+    /// A trapdoor was zero during setup (or delta is the identity in the parameters).
+    #[error("setup: {0} is zero or the identity (use a proper random source)")]
+    Degenerate(&'static str),
+    /// A variable appears in no constraint, so its L element would be the identity.
+    #[error("setup: aux variable {0} is unconstrained (every variable must appear in some constraint)")]
+    Unconstrained(usize),
+    /// The H step failed.
+    #[error("H step: {0}")]
+    Ntt(#[from] kiln_ntt::NttError),
+    /// An MSM failed.
+    #[error("MSM: {0}")]
+    Msm(#[from] kiln_msm::MsmError),
+}
+
+/// Errors of verification (a proof that does not verify is `Ok(false)`, not an error).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum VerifyError {
+    /// The verifying key expects `expected` public inputs (not counting the constant ONE).
+    #[error("verifying key expects {expected} public inputs, got {got}")]
+    InputCount {
+        /// Inputs the key was made for.
+        expected: usize,
+        /// Inputs given.
+        got: usize,
+    },
+    /// Batch verification of proofs and input sets of different lengths.
+    #[error("batch: {proofs} proofs but {inputs} input sets")]
+    BatchLength {
+        /// Proofs given.
+        proofs: usize,
+        /// Input sets given.
+        inputs: usize,
+    },
+}

@@ -1,0 +1,264 @@
+//! Bad inputs: each gives a typed error that names what is wrong, and no output.
+
+use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+use blstrs::{Fp, G1Affine, G2Affine, Scalar};
+use ff::Field;
+use group::prime::PrimeCurveAffine;
+use kiln_groth16::circuits::{Builtin, Kind};
+use kiln_groth16::{
+    Check, CpuBackend, Groth16Error, NoProgress, Parameters, ParamsError, PointFault, PreparedVerifyingKey, Proof,
+    ProofError, ProveOptions, VerifyError, create_proofs, random_setup, verify_proof,
+};
+use proptest::prelude::*;
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+const G1: usize = 96;
+const G2: usize = 192;
+
+fn small() -> (Builtin, Parameters) {
+    let c = Builtin::new(Kind::Mimc, 64, 5);
+    let p = random_setup(c, &mut ChaCha20Rng::seed_from_u64(9), &NoProgress).unwrap();
+    (c, p)
+}
+
+/// Byte offsets of each section's length field.
+struct Layout {
+    h: usize,
+    l: usize,
+    a: usize,
+    b_g1: usize,
+    b_g2: usize,
+}
+
+fn layout(p: &Parameters) -> Layout {
+    let h = 3 * G1 + 3 * G2 + 4 + G1 * p.vk.ic.len();
+    let l = h + 4 + G1 * p.h.len();
+    let a = l + 4 + G1 * p.l.len();
+    let b_g1 = a + 4 + G1 * p.a.len();
+    let b_g2 = b_g1 + 4 + G1 * p.b_g1.len();
+    Layout { h, l, a, b_g1, b_g2 }
+}
+
+/// A point on the G1 curve outside the prime-order subgroup.
+fn g1_outside_subgroup() -> [u8; 96] {
+    for x in 1u64.. {
+        let x = Fp::from(x);
+        let rhs = x.square() * x + Fp::from(4u64);
+        if let Some(y) = Option::<Fp>::from(rhs.sqrt()) {
+            let p = G1Affine::from_raw_unchecked(x, y, false);
+            if bool::from(p.is_on_curve()) && !bool::from(p.is_torsion_free()) {
+                return p.to_uncompressed();
+            }
+        }
+    }
+    unreachable!()
+}
+
+fn expect_bad_point(bytes: &[u8], check: Check, section: &str, index: usize, offset: usize, fault: PointFault) {
+    match Parameters::from_bytes(bytes, check) {
+        Err(ParamsError::BadPoint { section: s, index: i, offset: o, fault: f }) => {
+            assert_eq!((s, i, o, f), (section, index, offset, fault), "wrong error details");
+        }
+        other => panic!("expected BadPoint in {section}[{index}] at {offset} ({fault}), got {other:?}"),
+    }
+}
+
+#[test]
+fn truncated_files_are_rejected_with_the_section() {
+    let (_, p) = small();
+    let bytes = p.to_bytes();
+    let lay = layout(&p);
+    for cut in [0, 10, 500, lay.h + 2, lay.h + 4 + 50, lay.b_g2 + 4 + 7, bytes.len() - 1] {
+        let err = Parameters::from_bytes(&bytes[..cut], Check::Full).unwrap_err();
+        assert!(
+            matches!(err, ParamsError::Truncated { .. } | ParamsError::SectionLength { .. }),
+            "cut at {cut}: {err:?}"
+        );
+    }
+    // Through a file as well.
+    let path = std::env::temp_dir().join(format!("kiln-trunc-{}.params", std::process::id()));
+    std::fs::write(&path, &bytes[..lay.l + 4 + 10]).unwrap();
+    match Parameters::read(&path, Check::Full).unwrap_err() {
+        ParamsError::SectionLength { section: "l", offset, .. } => assert_eq!(offset, lay.l),
+        e => panic!("expected SectionLength in l, got {e:?}"),
+    }
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn wrong_section_length_is_rejected() {
+    let (_, p) = small();
+    let lay = layout(&p);
+    let mut bytes = p.to_bytes();
+    bytes[lay.h..lay.h + 4].copy_from_slice(&u32::MAX.to_be_bytes());
+    match Parameters::from_bytes(&bytes, Check::Full).unwrap_err() {
+        ParamsError::SectionLength { section: "h", offset, count, .. } => {
+            assert_eq!((offset, count), (lay.h, u32::MAX as u64))
+        }
+        e => panic!("expected SectionLength in h, got {e:?}"),
+    }
+    // One point too few in a: the rest shifts and the file no longer parses.
+    let mut bytes = p.to_bytes();
+    bytes[lay.a..lay.a + 4].copy_from_slice(&(p.a.len() as u32 - 1).to_be_bytes());
+    assert!(Parameters::from_bytes(&bytes, Check::Full).is_err());
+    // Extra bytes after the last section.
+    let mut bytes = p.to_bytes();
+    let end = bytes.len();
+    bytes.extend_from_slice(&[0; 5]);
+    match Parameters::from_bytes(&bytes, Check::Full).unwrap_err() {
+        ParamsError::TrailingBytes { offset, count } => assert_eq!((offset, count), (end, 5)),
+        e => panic!("expected TrailingBytes, got {e:?}"),
+    }
+}
+
+#[test]
+fn point_off_the_curve_is_rejected_with_its_offset() {
+    let (_, p) = small();
+    let lay = layout(&p);
+    let mut bytes = p.to_bytes();
+    let off = lay.l + 4 + 3 * G1;
+    bytes[off + G1 - 1] ^= 1; // last byte of y
+    expect_bad_point(&bytes, Check::Full, "l", 3, off, PointFault::NotOnCurve);
+    expect_bad_point(&bytes, Check::NoSubgroup, "l", 3, off, PointFault::NotOnCurve);
+
+    let mut bytes = p.to_bytes();
+    let off = lay.b_g2 + 4 + G2;
+    bytes[off + G2 - 1] ^= 1;
+    expect_bad_point(&bytes, Check::Full, "b_g2", 1, off, PointFault::NotOnCurve);
+}
+
+#[test]
+fn point_outside_the_subgroup_is_rejected_in_checked_mode() {
+    let (_, p) = small();
+    let lay = layout(&p);
+    let mut bytes = p.to_bytes();
+    let off = lay.a + 4 + 2 * G1;
+    bytes[off..off + G1].copy_from_slice(&g1_outside_subgroup());
+    expect_bad_point(&bytes, Check::Full, "a", 2, off, PointFault::NotInSubgroup);
+    // The fast mode skips the subgroup check by design (documented on Check::NoSubgroup).
+    assert!(Parameters::from_bytes(&bytes, Check::NoSubgroup).is_ok());
+}
+
+#[test]
+fn infinity_is_rejected_everywhere() {
+    let (_, p) = small();
+    let lay = layout(&p);
+    let inf1 = G1Affine::identity().to_uncompressed();
+    for (section, start) in [("h", lay.h), ("l", lay.l), ("a", lay.a), ("b_g1", lay.b_g1)] {
+        let mut bytes = p.to_bytes();
+        let off = start + 4;
+        bytes[off..off + G1].copy_from_slice(&inf1);
+        expect_bad_point(&bytes, Check::NoSubgroup, section, 0, off, PointFault::Infinity);
+    }
+    let mut bytes = p.to_bytes();
+    let off = lay.b_g2 + 4;
+    bytes[off..off + G2].copy_from_slice(&G2Affine::identity().to_uncompressed());
+    expect_bad_point(&bytes, Check::Full, "b_g2", 0, off, PointFault::Infinity);
+    let mut bytes = p.to_bytes();
+    bytes[..G1].copy_from_slice(&inf1);
+    expect_bad_point(&bytes, Check::Full, "vk.alpha_g1", 0, 0, PointFault::Infinity);
+}
+
+#[test]
+fn circuit_larger_than_the_parameters_is_rejected() {
+    let (_, p) = small();
+    let big = Builtin::new(Kind::Mimc, 256, 5);
+    let err = create_proofs(&CpuBackend, &p, vec![big], &mut rand::thread_rng(), ProveOptions::default()).unwrap_err();
+    assert!(matches!(err, Groth16Error::ParamsMismatch { .. }), "{err:?}");
+    // Same size, other circuit: also a mismatch.
+    let other = Builtin::new(Kind::Porep, 64, 5);
+    let err =
+        create_proofs(&CpuBackend, &p, vec![other], &mut rand::thread_rng(), ProveOptions::default()).unwrap_err();
+    assert!(matches!(err, Groth16Error::ParamsMismatch { .. }), "{err:?}");
+}
+
+#[test]
+fn wrong_number_of_public_inputs_is_an_error() {
+    let (c, p) = small();
+    let (proofs, _) =
+        create_proofs(&CpuBackend, &p, vec![c], &mut rand::thread_rng(), ProveOptions::default()).unwrap();
+    let pvk = PreparedVerifyingKey::new(&p.vk);
+    assert_eq!(verify_proof(&pvk, &proofs[0], &[]), Err(VerifyError::InputCount { expected: 1, got: 0 }));
+    let two = [Scalar::ONE, Scalar::ONE];
+    assert_eq!(verify_proof(&pvk, &proofs[0], &two), Err(VerifyError::InputCount { expected: 1, got: 2 }));
+    assert_eq!(verify_proof(&pvk, &proofs[0], &c.public_inputs()), Ok(true));
+}
+
+/// x · y = z with a wrong z: synthesizes fine, but is not satisfied.
+#[derive(Clone, Copy)]
+struct Unsatisfied;
+
+impl Circuit<Scalar> for Unsatisfied {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let x = cs.alloc(|| "x", || Ok(Scalar::from(3u64)))?;
+        let y = cs.alloc(|| "y", || Ok(Scalar::from(5u64)))?;
+        let z = cs.alloc_input(|| "z", || Ok(Scalar::from(16u64)))?;
+        cs.enforce(|| "xy = z", |lc| lc + x, |lc| lc + y, |lc| lc + z);
+        cs.enforce(|| "y used", |lc| lc + y, |lc| lc + CS::one(), |lc| lc + y);
+        Ok(())
+    }
+}
+
+#[test]
+fn unsatisfied_circuit_is_caught_when_asked_and_never_verifies() {
+    let mut rng = ChaCha20Rng::seed_from_u64(1);
+    let p = random_setup(Unsatisfied, &mut rng, &NoProgress).unwrap();
+    let err = create_proofs(&CpuBackend, &p, vec![Unsatisfied], &mut rng, ProveOptions { check_satisfied: true })
+        .unwrap_err();
+    assert!(matches!(err, Groth16Error::Unsatisfied { circuit: 0, constraint: 0 }), "{err:?}");
+    // Without the check a proof comes out, and it does not verify.
+    let (proofs, _) = create_proofs(&CpuBackend, &p, vec![Unsatisfied], &mut rng, ProveOptions::default()).unwrap();
+    let pvk = PreparedVerifyingKey::new(&p.vk);
+    assert_eq!(verify_proof(&pvk, &proofs[0], &[Scalar::from(16u64)]), Ok(false));
+}
+
+#[test]
+fn bad_proof_bytes_are_rejected() {
+    let (c, p) = small();
+    let (proofs, _) =
+        create_proofs(&CpuBackend, &p, vec![c], &mut rand::thread_rng(), ProveOptions::default()).unwrap();
+    let good = proofs[0].to_bytes();
+    assert!(matches!(Proof::from_bytes(&good[..191]), Err(ProofError::Length { expected: 192, got: 191 })));
+    let mut bad = good;
+    bad[48..144].copy_from_slice(&G2Affine::identity().to_compressed());
+    assert!(matches!(
+        Proof::from_bytes(&bad),
+        Err(ProofError::BadPoint { proof: 0, element: "b", fault: PointFault::Infinity })
+    ));
+    let mut bad = good;
+    bad[144] ^= 0x20; // flips the sign flag of C: a valid encoding of −C, so still decodes
+    let flipped = Proof::from_bytes(&bad).unwrap();
+    let pvk = PreparedVerifyingKey::new(&p.vk);
+    assert_eq!(verify_proof(&pvk, &flipped, &c.public_inputs()), Ok(false));
+    let mut bad = good;
+    bad[0] &= 0x7f; // clears the compression flag: invalid encoding
+    assert!(matches!(Proof::from_bytes(&bad), Err(ProofError::BadPoint { element: "a", .. })));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+        let _ = Parameters::from_bytes(&bytes, Check::Full);
+        let _ = Proof::from_bytes(&bytes);
+        let _ = kiln_groth16::VerifyingKey::from_bytes(&bytes);
+    }
+
+    #[test]
+    fn mutated_parameters_never_panic(pos in any::<prop::sample::Index>(), val in any::<u8>(), cut in any::<prop::sample::Index>()) {
+        let (_, p) = small_cached();
+        let mut bytes = p.to_bytes();
+        let i = pos.index(bytes.len());
+        bytes[i] = val;
+        let _ = Parameters::from_bytes(&bytes, Check::Full);
+        let cut = cut.index(bytes.len());
+        let _ = Parameters::from_bytes(&bytes[..cut], Check::NoSubgroup);
+    }
+}
+
+fn small_cached() -> &'static (Builtin, Parameters) {
+    static CELL: std::sync::OnceLock<(Builtin, Parameters)> = std::sync::OnceLock::new();
+    CELL.get_or_init(small)
+}
