@@ -3,6 +3,14 @@
 #pragma once
 #include "field/fp.cuh"
 
+// KILN_FP2_NOINLINE makes the Fp2 products real calls (each still inlines its 3 Fp
+// products): G2 formulas then compile in seconds instead of minutes, at some speed cost.
+#if defined(__CUDACC__) && (defined(KILN_FP2_NOINLINE) || defined(KILN_FIELD_NOINLINE))
+#define KILN_HEAVY2 static __device__ __noinline__
+#else
+#define KILN_HEAVY2 KILN_DEV
+#endif
+
 struct alignas(8) fp2_t {
     fp_t c0, c1;
 };
@@ -17,7 +25,7 @@ KILN_DEV bool fp2_eq(const fp2_t& a, const fp2_t& b) { return fp_eq(a.c0, b.c0) 
 KILN_DEV bool fp2_is_zero(const fp2_t& a) { return fp_is_zero(a.c0) && fp_is_zero(a.c1); }
 
 // Karatsuba: 3 Fp products. (a0 + a1 u)(b0 + b1 u) = (a0 b0 - a1 b1) + ((a0 + a1)(b0 + b1) - a0 b0 - a1 b1) u.
-KILN_HEAVY fp2_t fp2_mul(const fp2_t& a, const fp2_t& b) {
+KILN_HEAVY2 fp2_t fp2_mul(const fp2_t& a, const fp2_t& b) {
     fp_t t0 = fp_mul(a.c0, b.c0);
     fp_t t1 = fp_mul(a.c1, b.c1);
     fp_t t2 = fp_mul(fp_add(a.c0, a.c1), fp_add(b.c0, b.c1));
@@ -25,14 +33,14 @@ KILN_HEAVY fp2_t fp2_mul(const fp2_t& a, const fp2_t& b) {
 }
 
 // (a0 + a1 u)^2 = (a0 + a1)(a0 - a1) + 2 a0 a1 u: 2 Fp products.
-KILN_HEAVY fp2_t fp2_sqr(const fp2_t& a) {
+KILN_HEAVY2 fp2_t fp2_sqr(const fp2_t& a) {
     fp_t c0 = fp_mul(fp_add(a.c0, a.c1), fp_sub(a.c0, a.c1));
     fp_t c1 = fp_mul(a.c0, a.c1);
     return fp2_t{c0, fp_dbl(c1)};
 }
 
 // 1 / (a0 + a1 u) = (a0 - a1 u) / (a0^2 + a1^2); 0 maps to 0 (fp_inv(0) = 0).
-KILN_HEAVY fp2_t fp2_inv(const fp2_t& a) {
+KILN_HEAVY2 fp2_t fp2_inv(const fp2_t& a) {
     fp_t n = fp_add(fp_sqr(a.c0), fp_sqr(a.c1));
     fp_t ni = fp_inv(n);
     return fp2_t{fp_mul(a.c0, ni), fp_neg(fp_mul(a.c1, ni))};
@@ -44,7 +52,7 @@ KILN_DEV fp2_t fp2_to_mont(const fp2_t& a) { return fp2_t{fp_to_mont(a.c0), fp_t
 KILN_DEV fp2_t fp2_from_mont(const fp2_t& a) { return fp2_t{fp_from_mont(a.c0), fp_from_mont(a.c1)}; }
 
 // a^e for a 32-bit exponent.
-KILN_HEAVY fp2_t fp2_pow(const fp2_t& a, uint32_t e) {
+KILN_HEAVY2 fp2_t fp2_pow(const fp2_t& a, uint32_t e) {
     fp2_t r = fp2_one();
     for (int bit = 31; bit >= 0; bit--) {
         r = fp2_sqr(r);
