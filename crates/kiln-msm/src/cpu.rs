@@ -4,8 +4,8 @@
 //! This is the reference every GPU result is compared with, and the path that runs
 //! where no GPU is present.
 
-use blst::{MultiPoint, blst_p1_affine, blst_p2_affine};
-use blstrs::{Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use blst::{MultiPoint, blst_p1, blst_p1_affine, blst_p2, blst_p2_affine};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use group::Group;
 
 use crate::{Density, MsmError};
@@ -29,6 +29,19 @@ fn g2_affine_as_blst(bases: &[G2Affine]) -> &[blst_p2_affine] {
     unsafe { std::slice::from_raw_parts(bases.as_ptr().cast::<blst_p2_affine>(), bases.len()) }
 }
 
+/// blst's Jacobian point as blstrs' (blstrs exports no conversion, and its Fp is private).
+pub(crate) fn g1_from_blst(p: blst_p1) -> G1Projective {
+    // SAFETY: `G1Projective` is `#[repr(transparent)]` over `blst_p1`, and every blst_p1 blst
+    // returns is a valid point.
+    unsafe { std::mem::transmute::<blst_p1, G1Projective>(p) }
+}
+
+/// The G2 form of [`g1_from_blst`].
+pub(crate) fn g2_from_blst(p: blst_p2) -> G2Projective {
+    // SAFETY: `G2Projective` is `#[repr(transparent)]` over `blst_p2`.
+    unsafe { std::mem::transmute::<blst_p2, G2Projective>(p) }
+}
+
 /// `Σ scalars[i] · bases[i]` in G1. Lengths must be equal.
 pub fn msm_g1(bases: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective, MsmError> {
     if bases.len() != scalars.len() {
@@ -38,7 +51,7 @@ pub fn msm_g1(bases: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective, Ms
         return Ok(G1Projective::identity());
     }
     let p = g1_affine_as_blst(bases).mult(&scalar_bytes(scalars), 255);
-    Ok(G1Projective::from_raw_unchecked(Fp::from(p.x), Fp::from(p.y), Fp::from(p.z)))
+    Ok(g1_from_blst(p))
 }
 
 /// `Σ scalars[i] · bases[i]` in G2. Lengths must be equal.
@@ -50,7 +63,7 @@ pub fn msm_g2(bases: &[G2Affine], scalars: &[Scalar]) -> Result<G2Projective, Ms
         return Ok(G2Projective::identity());
     }
     let p = g2_affine_as_blst(bases).mult(&scalar_bytes(scalars), 255);
-    Ok(G2Projective::from_raw_unchecked(Fp2::from(p.x), Fp2::from(p.y), Fp2::from(p.z)))
+    Ok(g2_from_blst(p))
 }
 
 /// The scalars of the variables whose density bit is set, in order (bellperson's semantics:
@@ -91,6 +104,7 @@ pub fn msm_g2_with_density(
 #[cfg(test)]
 mod tests {
     use ff::Field;
+    use group::prime::PrimeCurveAffine;
     use group::{Curve, Group};
     use rand::SeedableRng;
     use rand_chacha::ChaCha20Rng;

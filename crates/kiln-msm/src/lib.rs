@@ -8,7 +8,8 @@
 //!
 //! ```
 //! use blstrs::{G1Affine, G1Projective, Scalar};
-//! use group::{Curve, Group};
+//! use group::Group;
+//! use group::prime::PrimeCurveAffine;
 //!
 //! let bases = vec![G1Affine::generator(); 3];
 //! let scalars = vec![Scalar::from(1u64), Scalar::from(2u64), Scalar::from(3u64)];
@@ -20,6 +21,7 @@ pub mod cpu;
 mod density;
 pub mod dlog;
 mod error;
+pub mod gpu;
 pub mod split;
 
 pub use density::Density;
