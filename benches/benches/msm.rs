@@ -1,3 +1,140 @@
-//! GPU benchmark: msm (filled in by the msm layer).
+//! GPU benchmark: MSM in G1 and G2 (bases resident, uniform random scalars), and the split
+//! path on a Filecoin-PoRep-like vector (51% zero, 47% one, 2% other). Each size is checked
+//! once through known-discrete-log bases before it is timed.
+//!
+//! `KILN_BENCH_SMALL=1` (or `KILN_TEST_SMALL=1`) runs 2^16 only.
 
-fn main() {}
+use blstrs::Scalar;
+use ff::Field;
+use kiln_benches::{Row, median_of, print_table};
+use kiln_cuda::{Device, StreamTimer};
+use kiln_msm::dlog::{KnownDlog, random_scalars};
+use kiln_msm::gpu::{Curve, GpuBases, MsmContext, Scalars, scratch_bytes};
+
+/// ARCHITECTURE.md §6: ~0.35 ns per mixed XYZZ add at the H200's integer ceiling.
+const NS_PER_ADD_FLOOR: f64 = 0.35;
+const RUNS: usize = 5;
+
+fn small() -> bool {
+    ["KILN_BENCH_SMALL", "KILN_TEST_SMALL"].iter().any(|v| std::env::var(v).is_ok_and(|x| x == "1"))
+}
+
+fn row(op: &str, log_n: u32, ms: f64, ctx: &MsmContext, n: usize, bar: &str) -> Row {
+    let plan = ctx.plan(n);
+    let adds = n as f64 * plan.windows as f64;
+    let floor = n as f64 * 255usize.div_ceil(plan.c as usize) as f64 * NS_PER_ADD_FLOOR * 1e-6;
+    Row {
+        op: op.into(),
+        size: format!("2^{log_n}"),
+        median_ms: ms,
+        runs: RUNS,
+        floor_ms: Some(floor),
+        note: format!(
+            "c={} {:.3} ns/bucket add, scratch {:.1} MiB{bar}",
+            plan.c,
+            ms * 1e6 / adds,
+            ctx.scratch_bytes() as f64 / (1 << 20) as f64
+        ),
+    }
+}
+
+fn bench_curve(device: &std::sync::Arc<Device>, curve: Curve, logs: &[u32], rows: &mut Vec<Row>) {
+    let Some(&max_log) = logs.iter().max() else { return };
+    let cap = 1usize << max_log;
+    let mut ctx = MsmContext::new(device, curve, cap).expect("MsmContext");
+    assert_eq!(ctx.scratch_bytes(), scratch_bytes(cap, curve));
+    for &log_n in logs {
+        let n = 1usize << log_n;
+        let dl = KnownDlog::random(rand::thread_rng());
+        let scalars = random_scalars(n, rand::random());
+        let op = match curve {
+            Curve::G1 => "msm G1",
+            Curve::G2 => "msm G2",
+        };
+        let bases = match curve {
+            Curve::G1 => {
+                let b = GpuBases::g1(device, &dl.g1_bases(n)).expect("upload");
+                let got = ctx.msm_g1(&b, Scalars::Host(&scalars)).expect("msm");
+                assert_eq!(got, dl.expected_g1(&scalars), "{op} 2^{log_n}: wrong result, not timing it");
+                b
+            }
+            Curve::G2 => {
+                let b = GpuBases::g2(device, &dl.g2_bases(n)).expect("upload");
+                let got = ctx.msm_g2(&b, Scalars::Host(&scalars)).expect("msm");
+                assert_eq!(got, dl.expected_g2(&scalars), "{op} 2^{log_n}: wrong result, not timing it");
+                b
+            }
+        };
+        let ms = median_of(1, RUNS, || -> Result<f64, kiln_msm::MsmError> {
+            let t = StreamTimer::start(ctx.stream())?;
+            match curve {
+                Curve::G1 => {
+                    let _ = ctx.msm_g1(&bases, Scalars::Host(&scalars))?;
+                }
+                Curve::G2 => {
+                    let _ = ctx.msm_g2(&bases, Scalars::Host(&scalars))?;
+                }
+            }
+            Ok(t.stop_ms()? as f64)
+        })
+        .expect("timing");
+        let bar = match (curve, log_n) {
+            (Curve::G1, 24) => " (bar 150, goal 100)",
+            (Curve::G1, 26) => " (bar 550, goal 350)",
+            (Curve::G2, 24) => " (bar 500)",
+            _ => "",
+        };
+        rows.push(row(op, log_n, ms, &ctx, n, bar));
+    }
+}
+
+fn bench_split(device: &std::sync::Arc<Device>, log_n: u32, rows: &mut Vec<Row>) {
+    use rand::Rng;
+    let n = 1usize << log_n;
+    let mut rng = rand::thread_rng();
+    let scalars: Vec<Scalar> = (0..n)
+        .map(|_| match rng.gen_range(0..100) {
+            0..51 => Scalar::ZERO,
+            51..98 => Scalar::ONE,
+            _ => Scalar::random(&mut rng),
+        })
+        .collect();
+    let dl = KnownDlog::random(rand::thread_rng());
+    let bases = GpuBases::g1(device, &dl.g1_bases(n)).expect("upload");
+    let mut ctx = MsmContext::new(device, Curve::G1, n).expect("MsmContext");
+    let sp = ctx.split(Scalars::Host(&scalars)).expect("split");
+    let got = ctx.msm_g1_split(&bases, &sp).expect("split msm");
+    assert_eq!(got, dl.expected_g1(&scalars), "split 2^{log_n}: wrong result, not timing it");
+    let ms = median_of(1, RUNS, || -> Result<f64, kiln_msm::MsmError> {
+        let t = StreamTimer::start(ctx.stream())?;
+        let sp = ctx.split(Scalars::Host(&scalars))?;
+        let _ = ctx.msm_g1_split(&bases, &sp)?;
+        Ok(t.stop_ms()? as f64)
+    })
+    .expect("timing");
+    let mut r = row("msm G1 split 51/47/2", log_n, ms, &ctx, sp.others.max(1), "");
+    r.floor_ms = None;
+    r.note = format!("{} ones, {} others; {}", sp.ones, sp.others, r.note);
+    rows.push(r);
+}
+
+fn main() {
+    let device = match Device::open(0) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("msm bench: skipped: {e}");
+            return;
+        }
+    };
+    let mut rows = Vec::new();
+    if small() {
+        bench_curve(&device, Curve::G1, &[16], &mut rows);
+        bench_curve(&device, Curve::G2, &[16], &mut rows);
+        bench_split(&device, 16, &mut rows);
+    } else {
+        bench_curve(&device, Curve::G1, &[20, 22, 24, 26], &mut rows);
+        bench_curve(&device, Curve::G2, &[20, 22, 24], &mut rows);
+        bench_split(&device, 24, &mut rows);
+    }
+    print_table("MSM (bases resident, uniform random scalars)", &rows);
+}

@@ -40,10 +40,7 @@ impl KnownDlog {
         let (sum_k, sum_ik) = scalars
             .par_iter()
             .enumerate()
-            .fold(
-                || (Scalar::ZERO, Scalar::ZERO),
-                |(a, b), (i, k)| (a + k, b + *k * Scalar::from(i as u64)),
-            )
+            .fold(|| (Scalar::ZERO, Scalar::ZERO), |(a, b), (i, k)| (a + k, b + *k * Scalar::from(i as u64)))
             .reduce(|| (Scalar::ZERO, Scalar::ZERO), |(a, b), (c, d)| (a + c, b + d));
         self.d0 * sum_k + self.delta * sum_ik
     }

@@ -14,9 +14,7 @@
 use std::sync::Arc;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
-use kiln_cuda::cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
-};
+use kiln_cuda::cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
 use kiln_cuda::{CudaResultExt, Device, alloc_poisoned, check_stream};
 
 use crate::MsmError;
@@ -184,7 +182,14 @@ impl Sizes {
         let x = curve.xyzz_bytes();
         8 * (self.scalars_u64 + self.tail_scalars_u64)
             + 4 * (self.counts + 2 * self.offsets + self.sorted + 2 * self.partials + 2 * self.bits + 2 * self.idx + 2)
-            + x * (self.buckets + 2 * self.partials + self.segs + self.fan + self.windows + self.ones_partials + FAN + 1)
+            + x * (self.buckets
+                + 2 * self.partials
+                + self.segs
+                + self.fan
+                + self.windows
+                + self.ones_partials
+                + FAN
+                + 1)
             + curve.jacobian_bytes()
     }
 }
@@ -372,7 +377,11 @@ fn ptr<T>(buf: &CudaSlice<T>, stream: &Arc<CudaStream>) -> u64 {
 }
 
 fn grid(x: usize, y: usize) -> LaunchConfig {
-    LaunchConfig { grid_dim: ((x as u32).div_ceil(BLOCK).max(1), y as u32, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 }
+    LaunchConfig {
+        grid_dim: ((x as u32).div_ceil(BLOCK).max(1), y as u32, 1),
+        block_dim: (BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    }
 }
 
 fn u32_of(v: usize, what: &str) -> Result<u32, MsmError> {
@@ -623,8 +632,8 @@ impl MsmContext {
         Ok(self.multi_raw(bases, scalars)?.iter().map(|w| g2_from_words(w)).collect())
     }
 
-    /// Classifies `scalars` into 0 / 1 / other on the device (bitmaps + compacted index lists
-    /// + the compacted tail scalars), for [`Self::msm_g1_split`] / [`Self::msm_g2_split`] over
+    /// Classifies `scalars` into 0 / 1 / other on the device (bitmaps, compacted index lists
+    /// and the compacted tail scalars), for [`Self::msm_g1_split`] / [`Self::msm_g2_split`] over
     /// any number of base sets. One small device→host copy (the two counts).
     pub fn split(&mut self, scalars: Scalars<'_>) -> Result<GpuSplit, MsmError> {
         let n = scalars.len();

@@ -36,7 +36,15 @@ impl ScalarSplit {
         // 0 = zero, 1 = one, 2 = other.
         let class: Vec<u8> = scalars
             .par_iter()
-            .map(|s| if bool::from(s.is_zero()) { 0 } else if *s == Scalar::ONE { 1 } else { 2 })
+            .map(|s| {
+                if bool::from(s.is_zero()) {
+                    0
+                } else if *s == Scalar::ONE {
+                    1
+                } else {
+                    2
+                }
+            })
             .collect();
         let zeros = class.iter().map(|&c| c == 0).collect();
         let ones = class.iter().map(|&c| c == 1).collect();
@@ -118,9 +126,9 @@ mod tests {
             .collect();
         let split = ScalarSplit::classify(&scalars).unwrap();
         assert_eq!(split.zeros.count_ones() + split.ones.count_ones() + split.others.len(), n);
-        for i in 0..n {
-            assert_eq!(split.zeros.get(i), bool::from(scalars[i].is_zero()), "zero bit {i}");
-            assert_eq!(split.ones.get(i), scalars[i] == Scalar::ONE, "one bit {i}");
+        for (i, s) in scalars.iter().enumerate() {
+            assert_eq!(split.zeros.get(i), bool::from(s.is_zero()), "zero bit {i}");
+            assert_eq!(split.ones.get(i), *s == Scalar::ONE, "one bit {i}");
         }
         let b1: Vec<G1Affine> = (0..n).map(|_| G1Projective::random(&mut rng).to_affine()).collect();
         let b2: Vec<G2Affine> = (0..n).map(|_| G2Projective::random(&mut rng).to_affine()).collect();

@@ -1,0 +1,239 @@
+//! GPU MSM = CPU MSM on fresh random inputs (G1 and G2), edge cases, the split path, batch
+//! forms, device scalars, and the known-discrete-log checks at 2^24 and 2^26.
+//! Run on the GPU machine through `cargo xtask gpu-bundle`.
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use ff::Field;
+use group::prime::PrimeCurveAffine;
+use kiln_cuda::testing::{gpu_or_skip, small_sizes};
+use kiln_msm::dlog::{KnownDlog, random_scalars};
+use kiln_msm::gpu::{Curve, GpuBases, MsmContext, Scalars};
+use kiln_msm::{cpu, split};
+use rand::Rng;
+
+fn sizes() -> Vec<usize> {
+    let all = [1usize, 2, 3, 100, (1 << 10) + 7, 1 << 16, 1 << 20];
+    all.into_iter().filter(|&n| !small_sizes() || n <= 1 << 12).collect()
+}
+
+fn seed() -> u64 {
+    let s: u64 = rand::random();
+    eprintln!("seed {s}");
+    s
+}
+
+/// Scalar vectors of each edge case for n points.
+fn edge_cases(n: usize, seed: u64) -> Vec<(&'static str, Vec<Scalar>)> {
+    let mut rng = rand::thread_rng();
+    let r = random_scalars(n, seed);
+    let three = [Scalar::random(&mut rng), -Scalar::ONE, Scalar::from(7u64)];
+    vec![
+        ("all zero", vec![Scalar::ZERO; n]),
+        ("all one", vec![Scalar::ONE; n]),
+        ("all r-1", vec![-Scalar::ONE; n]),
+        ("all equal", vec![r[0]; n]),
+        ("heavy duplicates", (0..n).map(|_| three[rng.gen_range(0..3)]).collect()),
+        ("mixed 0/1/r-1/random", (0..n).map(|i| [Scalar::ZERO, Scalar::ONE, -Scalar::ONE, r[i]][i % 4]).collect()),
+        ("small integers", (0..n).map(|i| Scalar::from((i % 300) as u64)).collect()),
+    ]
+}
+
+fn g1_bases(n: usize, with_infinity: bool) -> Vec<G1Affine> {
+    let mut b = KnownDlog::random(rand::thread_rng()).g1_bases(n);
+    if with_infinity {
+        for p in b.iter_mut().step_by(5) {
+            *p = G1Affine::identity();
+        }
+    }
+    b
+}
+
+fn g2_bases(n: usize, with_infinity: bool) -> Vec<G2Affine> {
+    let mut b = KnownDlog::random(rand::thread_rng()).g2_bases(n);
+    if with_infinity {
+        for p in b.iter_mut().step_by(5) {
+            *p = G2Affine::identity();
+        }
+    }
+    b
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
+fn g1_gpu_matches_cpu_random() {
+    let Some(device) = gpu_or_skip("g1_gpu_matches_cpu_random") else { return };
+    let sizes = sizes();
+    let mut ctx = MsmContext::new(&device, Curve::G1, *sizes.last().unwrap()).unwrap();
+    for n in sizes {
+        let bases = g1_bases(n, false);
+        let gb = GpuBases::g1(&device, &bases).unwrap();
+        let s = seed();
+        let scalars = random_scalars(n, s);
+        let got = ctx.msm_g1(&gb, Scalars::Host(&scalars)).unwrap();
+        let want = cpu::msm_g1(&bases, &scalars).unwrap();
+        assert_eq!(got, want, "G1 n = {n}, seed {s}: GPU {got:?} != CPU {want:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
+fn g2_gpu_matches_cpu_random() {
+    let Some(device) = gpu_or_skip("g2_gpu_matches_cpu_random") else { return };
+    let sizes = sizes();
+    let mut ctx = MsmContext::new(&device, Curve::G2, *sizes.last().unwrap()).unwrap();
+    for n in sizes {
+        let bases = g2_bases(n, false);
+        let gb = GpuBases::g2(&device, &bases).unwrap();
+        let s = seed();
+        let scalars = random_scalars(n, s);
+        let got = ctx.msm_g2(&gb, Scalars::Host(&scalars)).unwrap();
+        let want = cpu::msm_g2(&bases, &scalars).unwrap();
+        assert_eq!(got, want, "G2 n = {n}, seed {s}: GPU {got:?} != CPU {want:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
+fn g1_and_g2_edge_cases() {
+    let Some(device) = gpu_or_skip("g1_and_g2_edge_cases") else { return };
+    let n = if small_sizes() { 1000 } else { 5003 };
+    let mut c1 = MsmContext::new(&device, Curve::G1, n).unwrap();
+    let mut c2 = MsmContext::new(&device, Curve::G2, n).unwrap();
+    for infinity in [false, true] {
+        let b1 = g1_bases(n, infinity);
+        let b2 = g2_bases(n, infinity);
+        let (g1, g2) = (GpuBases::g1(&device, &b1).unwrap(), GpuBases::g2(&device, &b2).unwrap());
+        for (name, scalars) in edge_cases(n, seed()) {
+            let got = c1.msm_g1(&g1, Scalars::Host(&scalars)).unwrap();
+            assert_eq!(got, cpu::msm_g1(&b1, &scalars).unwrap(), "G1 {name}, bases at infinity: {infinity}");
+            let got = c2.msm_g2(&g2, Scalars::Host(&scalars)).unwrap();
+            assert_eq!(got, cpu::msm_g2(&b2, &scalars).unwrap(), "G2 {name}, bases at infinity: {infinity}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
+fn split_path_matches_cpu() {
+    let Some(device) = gpu_or_skip("split_path_matches_cpu") else { return };
+    let n = if small_sizes() { 1 << 12 } else { 1 << 16 };
+    let mut rng = rand::thread_rng();
+    let b1 = g1_bases(n, true);
+    let b1b = g1_bases(n, false);
+    let b2 = g2_bases(n, false);
+    let (g1, g1b, g2) = (
+        GpuBases::g1(&device, &b1).unwrap(),
+        GpuBases::g1(&device, &b1b).unwrap(),
+        GpuBases::g2(&device, &b2).unwrap(),
+    );
+    let mut c1 = MsmContext::new(&device, Curve::G1, n).unwrap();
+    let mut c2 = MsmContext::new(&device, Curve::G2, n).unwrap();
+    // Filecoin-like (51% zero, 47% one, 2% other), all 0/1, and no 0/1 at all.
+    let dists: [(&str, u32, u32); 3] = [("filecoin", 51, 98), ("only 0/1", 50, 100), ("no 0/1", 0, 0)];
+    for (name, z, o) in dists {
+        let scalars: Vec<Scalar> = (0..n)
+            .map(|_| {
+                let x = rng.gen_range(0..100);
+                if x < z {
+                    Scalar::ZERO
+                } else if x < o {
+                    Scalar::ONE
+                } else {
+                    Scalar::random(&mut rng)
+                }
+            })
+            .collect();
+        let cpu_split = split::ScalarSplit::classify(&scalars).unwrap();
+        let sp1 = c1.split(Scalars::Host(&scalars)).unwrap();
+        assert_eq!(sp1.ones, cpu_split.ones.count_ones(), "{name}: ones");
+        assert_eq!(sp1.others, cpu_split.others.len(), "{name}: others");
+        let (zbits, obits) = c1.split_bitmaps(&sp1).unwrap();
+        for i in 0..n {
+            assert_eq!((zbits[i / 32] >> (i % 32)) & 1 == 1, cpu_split.zeros.get(i), "{name}: zero bit {i}");
+            assert_eq!((obits[i / 32] >> (i % 32)) & 1 == 1, cpu_split.ones.get(i), "{name}: one bit {i}");
+        }
+        // One split shared by two G1 base sets.
+        assert_eq!(c1.msm_g1_split(&g1, &sp1).unwrap(), cpu::msm_g1(&b1, &scalars).unwrap(), "{name}: G1 split");
+        assert_eq!(c1.msm_g1_split(&g1b, &sp1).unwrap(), cpu::msm_g1(&b1b, &scalars).unwrap(), "{name}: G1 split b");
+        let sp2 = c2.split(Scalars::Host(&scalars)).unwrap();
+        assert_eq!(c2.msm_g2_split(&g2, &sp2).unwrap(), cpu::msm_g2(&b2, &scalars).unwrap(), "{name}: G2 split");
+        // A stale split is refused, not silently misused.
+        let _newer = c1.split(Scalars::Host(&scalars)).unwrap();
+        assert!(c1.msm_g1_split(&g1, &sp1).is_err(), "{name}: stale split accepted");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
+fn batch_multi_and_device_scalars() {
+    let Some(device) = gpu_or_skip("batch_multi_and_device_scalars") else { return };
+    let n = if small_sizes() { 1000 } else { 1 << 14 };
+    let (ba, bb) = (g1_bases(n, false), g1_bases(n, true));
+    let (ga, gb) = (GpuBases::g1(&device, &ba).unwrap(), GpuBases::g1(&device, &bb).unwrap());
+    let mut ctx = MsmContext::new(&device, Curve::G1, n).unwrap();
+    let (s1, s2) = (random_scalars(n, seed()), random_scalars(n, seed()));
+    let got = ctx.msm_g1_batch(&ga, &[Scalars::Host(&s1), Scalars::Host(&s2)]).unwrap();
+    assert_eq!(got, vec![cpu::msm_g1(&ba, &s1).unwrap(), cpu::msm_g1(&ba, &s2).unwrap()], "batch");
+    let got = ctx.msm_g1_multi(&[&ga, &gb], Scalars::Host(&s1)).unwrap();
+    assert_eq!(got, vec![cpu::msm_g1(&ba, &s1).unwrap(), cpu::msm_g1(&bb, &s1).unwrap()], "multi bases");
+    let words: Vec<u64> = s2.iter().flat_map(unsafe_words).collect();
+    let dev = ctx.stream().clone_htod(&words).unwrap();
+    let got = ctx.msm_g1(&ga, Scalars::Device(&dev, n)).unwrap();
+    assert_eq!(got, cpu::msm_g1(&ba, &s2).unwrap(), "device scalars");
+    // Errors, not panics, on bad input.
+    assert!(ctx.msm_g1(&ga, Scalars::Host(&s1[..n - 1])).is_err(), "length mismatch accepted");
+    let big = g1_bases(n + 1, false);
+    let gbig = GpuBases::g1(&device, &big).unwrap();
+    assert!(ctx.msm_g1(&gbig, Scalars::Host(&random_scalars(n + 1, 1))).is_err(), "over capacity accepted");
+    let g2b = GpuBases::g2(&device, &g2_bases(4, false)).unwrap();
+    assert!(ctx.msm_g2(&g2b, Scalars::Host(&s1[..4])).is_err(), "G2 bases in a G1 context accepted");
+}
+
+/// The Montgomery words of a scalar (its in-memory layout, what the GPU reads).
+fn unsafe_words(s: &Scalar) -> [u64; 4] {
+    // SAFETY: blstrs::Scalar is repr(transparent) over blst_fr { l: [u64; 4] }.
+    unsafe { std::mem::transmute::<Scalar, [u64; 4]>(*s) }
+}
+
+fn known_dlog_g1(log_n: u32) {
+    let n = 1usize << log_n;
+    let Some(device) = gpu_or_skip("known_dlog_g1") else { return };
+    if small_sizes() {
+        eprintln!("known_dlog_g1 2^{log_n}: skipped under KILN_TEST_SMALL");
+        return;
+    }
+    let dl = KnownDlog::random(rand::thread_rng());
+    let bases = dl.g1_bases(n);
+    let gb = GpuBases::g1(&device, &bases).unwrap();
+    drop(bases);
+    let mut ctx = MsmContext::new(&device, Curve::G1, n).unwrap();
+    let scalars = random_scalars(n, seed());
+    let got = ctx.msm_g1(&gb, Scalars::Host(&scalars)).unwrap();
+    let want: G1Projective = dl.expected_g1(&scalars);
+    assert_eq!(got, want, "G1 2^{log_n} known-dlog check");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
+fn g1_known_dlog_2_24() {
+    known_dlog_g1(24);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
+fn g1_known_dlog_2_26() {
+    known_dlog_g1(26);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
+fn g2_known_dlog_2_20() {
+    let Some(device) = gpu_or_skip("g2_known_dlog_2_20") else { return };
+    let n = if small_sizes() { 1 << 12 } else { 1 << 20 };
+    let dl = KnownDlog::random(rand::thread_rng());
+    let gb = GpuBases::g2(&device, &dl.g2_bases(n)).unwrap();
+    let mut ctx = MsmContext::new(&device, Curve::G2, n).unwrap();
+    let scalars = random_scalars(n, seed());
+    let got: G2Projective = ctx.msm_g2(&gb, Scalars::Host(&scalars)).unwrap();
+    assert_eq!(got, dl.expected_g2(&scalars), "G2 2^20 known-dlog check");
+}
