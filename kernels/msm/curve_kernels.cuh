@@ -1,0 +1,35 @@
+// The curve-dependent MSM kernels, instantiated by g1.cu and g2.cu.
+#pragma once
+#include "msm/msm.cuh"
+
+using namespace kiln_msm;
+
+#define MSM_CURVE_KERNELS(SUFFIX, F)                                                                                 \
+    extern "C" __global__ void msm_accumulate_##SUFFIX(                                                              \
+        const affine_t<F>* bases, const uint32_t* sorted, const uint32_t* offsets, uint32_t n, uint32_t nb,          \
+        uint32_t windows, uint32_t S, uint32_t chunks, xyzz_t<F>* buckets, xyzz_t<F>* head, xyzz_t<F>* tail,         \
+        uint32_t* head_b, uint32_t* tail_b) {                                                                        \
+        accumulate<F>(bases, sorted, offsets, n, nb, windows, S, chunks, buckets, head, tail, head_b, tail_b);       \
+    }                                                                                                                \
+    extern "C" __global__ void msm_bucket_fixup_##SUFFIX(const uint32_t* offsets, uint32_t nb, uint32_t windows,     \
+                                                         uint32_t S, uint32_t chunks, xyzz_t<F>* buckets,            \
+                                                         const xyzz_t<F>* head, const xyzz_t<F>* tail) {             \
+        bucket_fixup<F>(offsets, nb, windows, S, chunks, buckets, head, tail);                                       \
+    }                                                                                                                \
+    extern "C" __global__ void msm_bucket_reduce_##SUFFIX(const xyzz_t<F>* buckets, uint32_t nb, uint32_t windows,   \
+                                                          uint32_t L, uint32_t segs, xyzz_t<F>* out) {               \
+        bucket_reduce<F>(buckets, nb, windows, L, segs, out);                                                        \
+    }                                                                                                                \
+    extern "C" __global__ void msm_sum_groups_##SUFFIX(const xyzz_t<F>* in, xyzz_t<F>* out, uint32_t len,            \
+                                                       uint32_t groups, uint32_t fan) {                              \
+        sum_groups<F>(in, out, len, groups, fan);                                                                    \
+    }                                                                                                                \
+    extern "C" __global__ void msm_combine_##SUFFIX(const xyzz_t<F>* window_sums, uint32_t windows, uint32_t c,      \
+                                                    const xyzz_t<F>* extra, jacobian_t<F>* out) {                    \
+        combine<F>(window_sums, windows, c, extra, out);                                                             \
+    }                                                                                                                \
+    extern "C" __global__ void msm_sum_indexed_##SUFFIX(const affine_t<F>* bases, const uint32_t* idx,               \
+                                                        const uint32_t* count, uint32_t P, xyzz_t<F>* partial) {     \
+        sum_indexed<F>(bases, idx, count, P, partial);                                                               \
+    }
+

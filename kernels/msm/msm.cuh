@@ -1,0 +1,206 @@
+// Pippenger MSM over BLS12-381 G1/G2, written once over a field table F (FpOps / Fp2Ops).
+//
+// Pipeline for one MSM of n scalars (all on one stream, no host round trip in between):
+//   1. msm_histogram: scalars out of Montgomery form, signed c-bit digits d in [-2^(c-1), 2^(c-1)],
+//      bucket |d|-1 per window; count points per (window, bucket). Zero digits are dropped.
+//   2. msm_scan: exclusive scan per window -> offsets (and a copy as scatter cursors).
+//   3. msm_scatter: each (window, point) takes a slot in its bucket's range: a counting sort
+//      of (bucket, point) pairs with exact scratch (n entries per window).
+//   4. msm_accumulate: the sorted list of a window is cut into fixed chunks of S entries, one
+//      thread per chunk (load balance: a heavy bucket is split over many threads). Mixed XYZZ
+//      additions. A bucket wholly inside one chunk is written directly; the partial sums of
+//      buckets crossing chunk edges go to head/tail slots.
+//   5. msm_bucket_fixup: one thread per bucket joins its head/tail partials (or writes zero).
+//   6. msm_bucket_reduce: Σ (j+1)·B_j per window by running sums over segments of L buckets.
+//   7. msm_sum_groups (twice) + msm_combine: per-window sums, then Horner over windows.
+#pragma once
+#include "curve/curve.cuh"
+#include "field/fr.cuh"
+
+#define MSM_NONE 0xffffffffu
+#define MSM_SIGN 0x80000000u
+
+namespace kiln_msm {
+
+// The curve operations, compiled once per curve and called (not inlined) from every kernel:
+// keeps the kernels small enough for nvcc to build in reasonable time, at little cost next to
+// the ~10 Montgomery products of each call.
+template <class F>
+__device__ __noinline__ void madd(xyzz_t<F>& acc, const affine_t<F>& p) { kiln_curve::xyzz_add_affine(acc, p); }
+template <class F>
+__device__ __noinline__ void add(xyzz_t<F>& acc, const xyzz_t<F>& p) { kiln_curve::xyzz_add(acc, p); }
+template <class F>
+__device__ __noinline__ void dbl(xyzz_t<F>& acc) { kiln_curve::xyzz_dbl(acc); }
+
+// Canonical little-endian limbs of scalar i.
+KILN_DEV fr_t canonical(const fr_t* scalars, uint32_t i) { return fr_from_mont(scalars[i]); }
+
+// c-bit window w of k (bits [w*c, w*c + c)), c <= 31.
+KILN_DEV uint32_t window_bits(const fr_t& k, uint32_t w, uint32_t c) {
+    uint32_t bit = w * c;
+    if (bit >= 256) return 0;
+    uint32_t limb = bit / 32, off = bit % 32;
+    uint64_t v = k.limb[limb];
+    if (limb + 1 < 8) v |= (uint64_t)k.limb[limb + 1] << 32;
+    return (uint32_t)(v >> off) & ((1u << c) - 1);
+}
+
+// Calls f(w, bucket, negative) for every non-zero signed digit of scalar k.
+// Digits: with carry, v = bits + carry; if v > 2^(c-1) then d = v - 2^c and carry 1.
+// W * c >= 256 > 255 bits guarantees the top window never carries out.
+template <class Fn>
+KILN_DEV void for_each_digit(const fr_t& k, uint32_t c, uint32_t windows, Fn f) {
+    uint32_t carry = 0;
+    const uint32_t half = 1u << (c - 1);
+    for (uint32_t w = 0; w < windows; w++) {
+        uint32_t v = window_bits(k, w, c) + carry;
+        if (v > half) {
+            carry = 1;
+            uint32_t mag = (1u << c) - v;  // |d| in [0, 2^(c-1)); 0 when v = 2^c (bits all ones + carry)
+            if (mag != 0) f(w, mag - 1, true);
+        } else {
+            carry = 0;
+            if (v != 0) f(w, v - 1, false);
+        }
+    }
+}
+
+template <class F>
+KILN_DEV void add_signed(xyzz_t<F>& acc, const affine_t<F>* bases, uint32_t entry) {
+    affine_t<F> p = bases[entry & ~MSM_SIGN];
+    if (kiln_curve::affine_is_zero(p)) return;
+    if (entry & MSM_SIGN) p.y = F::neg(p.y);
+    madd<F>(acc, p);
+}
+
+// Largest b in [0, nb) with off[b] <= pos (off is non-decreasing, off[0] = 0 <= pos), skipping
+// empty buckets: the bucket whose range holds pos.
+KILN_DEV uint32_t bucket_of(const uint32_t* off, uint32_t nb, uint32_t pos) {
+    uint32_t lo = 0, hi = nb;  // answer in [lo, hi)
+    while (hi - lo > 1) {
+        uint32_t mid = (lo + hi) / 2;
+        if (off[mid] <= pos) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+
+template <class F>
+KILN_DEV void accumulate(const affine_t<F>* bases, const uint32_t* sorted, const uint32_t* offsets, uint32_t n,
+                         uint32_t nb, uint32_t windows, uint32_t S, uint32_t chunks, xyzz_t<F>* buckets,
+                         xyzz_t<F>* head, xyzz_t<F>* tail, uint32_t* head_b, uint32_t* tail_b) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t w = blockIdx.y;
+    if (t >= chunks || w >= windows) return;
+    const uint32_t* off = offsets + (size_t)w * (nb + 1);
+    const uint32_t* list = sorted + (size_t)w * n;
+    size_t slot = (size_t)w * chunks + t;
+    uint32_t total = off[nb];
+    uint32_t start = t * S;
+    uint32_t end = min(start + S, total);
+    head_b[slot] = MSM_NONE;
+    tail_b[slot] = MSM_NONE;
+    if (start >= total) return;
+    uint32_t pos = start;
+    while (pos < end) {
+        uint32_t b = bucket_of(off, nb, pos);
+        uint32_t bs = off[b], be = off[b + 1];
+        uint32_t stop = min(be, end);
+        xyzz_t<F> acc = kiln_curve::xyzz_zero<F>();
+        for (uint32_t j = pos; j < stop; j++) add_signed<F>(acc, bases, list[j]);
+        if (bs < start) {
+            head[slot] = acc;
+            head_b[slot] = b;
+        } else if (be > end) {
+            tail[slot] = acc;
+            tail_b[slot] = b;
+        } else {
+            buckets[(size_t)w * nb + b] = acc;
+        }
+        pos = stop;
+    }
+}
+
+template <class F>
+KILN_DEV void bucket_fixup(const uint32_t* offsets, uint32_t nb, uint32_t windows, uint32_t S, uint32_t chunks,
+                           xyzz_t<F>* buckets, const xyzz_t<F>* head, const xyzz_t<F>* tail) {
+    uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t w = blockIdx.y;
+    if (b >= nb || w >= windows) return;
+    const uint32_t* off = offsets + (size_t)w * (nb + 1);
+    uint32_t s = off[b], e = off[b + 1];
+    xyzz_t<F>* out = buckets + (size_t)w * nb + b;
+    if (s == e) {
+        *out = kiln_curve::xyzz_zero<F>();
+        return;
+    }
+    uint32_t t0 = s / S, t1 = (e - 1) / S;
+    if (t0 == t1) return;  // written by msm_accumulate
+    const size_t base = (size_t)w * chunks;
+    xyzz_t<F> acc = tail[base + t0];
+    for (uint32_t k = t0 + 1; k <= t1; k++) add<F>(acc, head[base + k]);
+    *out = acc;
+}
+
+// Segment g of L buckets of window w: Σ_{j in seg} (j + 1)·B_j.
+template <class F>
+KILN_DEV void bucket_reduce(const xyzz_t<F>* buckets, uint32_t nb, uint32_t windows, uint32_t L, uint32_t segs,
+                            xyzz_t<F>* out) {
+    uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t w = blockIdx.y;
+    if (g >= segs || w >= windows) return;
+    uint32_t lo = g * L, hi = min(lo + L, nb);
+    const xyzz_t<F>* B = buckets + (size_t)w * nb;
+    xyzz_t<F> running = kiln_curve::xyzz_zero<F>();
+    xyzz_t<F> acc = kiln_curve::xyzz_zero<F>();
+    for (uint32_t j = hi; j > lo; j--) {
+        add<F>(running, B[j - 1]);
+        add<F>(acc, running);
+    }
+    // acc = Σ (j - lo + 1)·B_j; add lo·running by double-and-add.
+    xyzz_t<F> m = kiln_curve::xyzz_zero<F>();
+    for (int bit = 31; bit >= 0; bit--) {
+        dbl<F>(m);
+        if ((lo >> bit) & 1) add<F>(m, running);
+    }
+    add<F>(acc, m);
+    out[(size_t)w * segs + g] = acc;
+}
+
+// out[g*fan + j] = Σ_{k < len, k % fan == j} in[g*len + k].
+template <class F>
+KILN_DEV void sum_groups(const xyzz_t<F>* in, xyzz_t<F>* out, uint32_t len, uint32_t groups, uint32_t fan) {
+    uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t g = blockIdx.y;
+    if (j >= fan || g >= groups) return;
+    xyzz_t<F> acc = kiln_curve::xyzz_zero<F>();
+    for (uint32_t k = j; k < len; k += fan) add<F>(acc, in[(size_t)g * len + k]);
+    out[(size_t)g * fan + j] = acc;
+}
+
+// One thread: Σ_w 2^(c·w)·window[w] (+ extra if non-null), to Jacobian.
+template <class F>
+KILN_DEV void combine(const xyzz_t<F>* window_sums, uint32_t windows, uint32_t c, const xyzz_t<F>* extra,
+                      jacobian_t<F>* out) {
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    xyzz_t<F> acc = window_sums[windows - 1];
+    for (int w = (int)windows - 2; w >= 0; w--) {
+        for (uint32_t i = 0; i < c; i++) dbl<F>(acc);
+        add<F>(acc, window_sums[w]);
+    }
+    if (extra != nullptr) add<F>(acc, *extra);
+    *out = kiln_curve::xyzz_to_jacobian(acc);
+}
+
+// partial[p] = Σ_{k ≡ p mod P, k < *count} bases[idx[k]].
+template <class F>
+KILN_DEV void sum_indexed(const affine_t<F>* bases, const uint32_t* idx, const uint32_t* count, uint32_t P,
+                          xyzz_t<F>* partial) {
+    uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= P) return;
+    uint32_t cnt = *count;
+    xyzz_t<F> acc = kiln_curve::xyzz_zero<F>();
+    for (uint32_t k = p; k < cnt; k += P) madd<F>(acc, bases[idx[k]]);
+    partial[p] = acc;
+}
+
+}  // namespace kiln_msm
