@@ -1,0 +1,267 @@
+//! The GPU path: in-place transforms and the whole H step on data already on the device.
+//!
+//! Data is `n` scalars in blstrs' layout (Montgomery form, 4 little-endian `u64` each) in a
+//! `CudaSlice<u64>` of `4n` words. Every call only enqueues work on the given stream (no
+//! allocation, no synchronisation), so it fits the compute phase of ARCHITECTURE.md §3.
+//!
+//! Orders: the forward-style pass (DIF) takes natural order and leaves bit-reversed order;
+//! the inverse-style pass (DIT) does the opposite. The four plain directions are a DIF and
+//! one bit-reversal pass. The H step chains DIF (iNTT, leaving bit-reversed coefficients
+//! already multiplied by `g^i/n`) → DIT (coset NTT, natural evaluations) for each of a, b,
+//! c, one pointwise pass, then DIF (coset iNTT, scaled by `g^-i/n`) → bit reversal: seven
+//! transforms and only one bit-reversal pass.
+
+use std::sync::Arc;
+
+use blstrs::Scalar;
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use kiln_cuda::{CudaResultExt, Device};
+
+use crate::plan::{Layout, Scale, ScaleAt, passes};
+use crate::{Domain, NttError};
+
+const MODULE: &str = "ntt_ntt";
+/// u64 words per scalar.
+const WORDS: usize = 4;
+
+/// Extra device bytes [`GpuDomain::h_step`] needs beyond a, b and c themselves: the resident
+/// twiddle tables of the domain (a few hundred KiB at 2^27). For the VRAM planner.
+pub fn h_step_bytes(log_n: u32) -> usize {
+    Layout::new(log_n).len as usize * std::mem::size_of::<Scalar>()
+}
+
+/// Views scalars as the `u64` words the device buffers hold (for uploads).
+pub fn scalars_as_u64s(s: &[Scalar]) -> &[u64] {
+    const _: () = assert!(std::mem::size_of::<Scalar>() == 32 && std::mem::align_of::<Scalar>() >= 8);
+    // SAFETY: blstrs::Scalar is #[repr(transparent)] over blst_fr, which is #[repr(C)] { l: [u64; 4] }:
+    // 32 bytes, u64-aligned, every bit pattern a valid u64. TODO: use kiln-field's view once it exists.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<u64>(), s.len() * WORDS) }
+}
+
+/// Scalars from device words (after a download). Words need not be reduced: a poisoned
+/// element comes back as a non-canonical scalar that equals no real result.
+pub fn u64s_to_scalars(w: &[u64]) -> Vec<Scalar> {
+    assert_eq!(w.len() % WORDS, 0, "u64s_to_scalars: {} words is not a whole number of scalars", w.len());
+    w.chunks_exact(WORDS)
+        .map(|c| {
+            let limbs: [u64; 4] = [c[0], c[1], c[2], c[3]];
+            // SAFETY: same layout argument as in `scalars_as_u64s`; Scalar has no invalid bit patterns
+            // at the type level (its operations treat limbs as integers).
+            unsafe { std::mem::transmute::<[u64; 4], Scalar>(limbs) }
+        })
+        .collect()
+}
+
+/// A domain on one device: twiddle tables resident in device memory, built once per
+/// `(device, log_n)`, and the loaded kernels. Cheap to share (`Arc`) between workers:
+/// the tables are only read.
+pub struct GpuDomain {
+    domain: Domain,
+    layout: Layout,
+    tw: CudaSlice<u64>,
+    pass: CudaFunction,
+    bitrev: CudaFunction,
+    pointwise: CudaFunction,
+}
+
+impl std::fmt::Debug for GpuDomain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuDomain").field("log_n", &self.domain.log_size()).finish_non_exhaustive()
+    }
+}
+
+impl GpuDomain {
+    /// Computes the tables of `domain` on the host and uploads them on `stream` (waits for
+    /// the upload, so the host copy can go). Allocates [`h_step_bytes`] bytes: do it at
+    /// start-up, not on the proving hot path.
+    pub fn new(device: &Arc<Device>, stream: &Arc<CudaStream>, domain: &Domain) -> Result<GpuDomain, NttError> {
+        let layout = Layout::new(domain.log_size());
+        let values = layout.values(domain);
+        let tw = stream.clone_htod(scalars_as_u64s(&values)).ctx("cuMemcpyHtoDAsync(ntt twiddles)")?;
+        kiln_cuda::check_stream(stream)?;
+        Ok(GpuDomain {
+            domain: domain.clone(),
+            layout,
+            tw,
+            pass: device.function(MODULE, "ntt_pass")?,
+            bitrev: device.function(MODULE, "ntt_bitrev")?,
+            pointwise: device.function(MODULE, "ntt_pointwise")?,
+        })
+    }
+
+    /// The host domain.
+    pub fn domain(&self) -> &Domain {
+        &self.domain
+    }
+
+    /// Device bytes held by the tables.
+    pub fn resident_bytes(&self) -> usize {
+        h_step_bytes(self.domain.log_size())
+    }
+
+    fn check(&self, a: &CudaSlice<u64>, what: &'static str) -> Result<(), NttError> {
+        let expected = self.domain.size() * WORDS;
+        if a.len() != expected {
+            return Err(NttError::LengthMismatch { what, expected: self.domain.size(), got: a.len() / WORDS });
+        }
+        Ok(())
+    }
+
+    /// `fft`: coefficients → evaluations on the domain, natural order, in place.
+    pub fn forward(&self, stream: &Arc<CudaStream>, a: &mut CudaSlice<u64>) -> Result<(), NttError> {
+        self.check(a, "gpu::forward")?;
+        self.dif(stream, a, false, None)?;
+        self.bit_reverse(stream, a)
+    }
+
+    /// `ifft`: evaluations → coefficients, natural order, in place (the `1/n` is fused).
+    pub fn inverse(&self, stream: &Arc<CudaStream>, a: &mut CudaSlice<u64>) -> Result<(), NttError> {
+        self.check(a, "gpu::inverse")?;
+        self.dif(stream, a, true, Some((ScaleAt::Store, Scale::Const(self.layout.n_inv))))?;
+        self.bit_reverse(stream, a)
+    }
+
+    /// `coset_fft`: coefficients → evaluations on the coset `g·H` (the `g^i` is fused).
+    pub fn coset_forward(&self, stream: &Arc<CudaStream>, a: &mut CudaSlice<u64>) -> Result<(), NttError> {
+        self.check(a, "gpu::coset_forward")?;
+        let l = &self.layout;
+        let g = Scale::Powers { lo: l.g_lo, hi: l.g_hi, lo_bits: l.g_lo_bits, bitrev: false };
+        self.dif(stream, a, false, Some((ScaleAt::Load, g)))?;
+        self.bit_reverse(stream, a)
+    }
+
+    /// `icoset_fft`: evaluations on the coset → coefficients (the `g^-i/n` is fused).
+    pub fn coset_inverse(&self, stream: &Arc<CudaStream>, a: &mut CudaSlice<u64>) -> Result<(), NttError> {
+        self.check(a, "gpu::coset_inverse")?;
+        self.dif(stream, a, true, Some((ScaleAt::Store, self.icoset_scale())))?;
+        self.bit_reverse(stream, a)
+    }
+
+    /// The Groth16 H step on the device: `a`, `b`, `c` (evaluations on the domain, natural
+    /// order, zero-padded to `n`) → `h` in `a` (n coefficients, natural order, ready for the
+    /// H MSM over the first n - 1). `b` and `c` are overwritten (used as work space). Needs no
+    /// device memory beyond a, b, c and the resident tables ([`h_step_bytes`]).
+    pub fn h_step(
+        &self,
+        stream: &Arc<CudaStream>,
+        a: &mut CudaSlice<u64>,
+        b: &mut CudaSlice<u64>,
+        c: &mut CudaSlice<u64>,
+    ) -> Result<(), NttError> {
+        self.check(a, "gpu::h_step a")?;
+        self.check(b, "gpu::h_step b")?;
+        self.check(c, "gpu::h_step c")?;
+        let l = &self.layout;
+        // iNTT then coset distribution, fused: coefficient i (at bit-reversed position) × g^i/n.
+        let to_coset = Scale::Powers { lo: l.g_lo, hi: l.gn_hi, lo_bits: l.g_lo_bits, bitrev: true };
+        for v in [&mut *a, &mut *b, &mut *c] {
+            self.dif(stream, v, true, Some((ScaleAt::Store, to_coset)))?;
+            self.dit(stream, v, false)?;
+        }
+        self.pointwise(stream, a, b, c)?;
+        self.dif(stream, a, true, Some((ScaleAt::Store, self.icoset_scale())))?;
+        self.bit_reverse(stream, a)
+    }
+
+    fn icoset_scale(&self) -> Scale {
+        let l = &self.layout;
+        // The DIF leaves element k (coefficient index) at position bitrev(k).
+        Scale::Powers { lo: l.gi_lo, hi: l.gin_hi, lo_bits: l.g_lo_bits, bitrev: true }
+    }
+
+    /// DIF passes (natural in, bit-reversed out), with ω^-1 when `inverse`.
+    fn dif(
+        &self,
+        stream: &Arc<CudaStream>,
+        a: &mut CudaSlice<u64>,
+        inverse: bool,
+        scale: Option<(ScaleAt, Scale)>,
+    ) -> Result<(), NttError> {
+        let mut ps = passes(self.domain.log_size());
+        ps.reverse();
+        self.run_passes(stream, a, &ps, false, inverse, scale)
+    }
+
+    /// DIT passes (bit-reversed in, natural out), with ω^-1 when `inverse`.
+    fn dit(&self, stream: &Arc<CudaStream>, a: &mut CudaSlice<u64>, inverse: bool) -> Result<(), NttError> {
+        let ps = passes(self.domain.log_size());
+        self.run_passes(stream, a, &ps, true, inverse, None)
+    }
+
+    fn run_passes(
+        &self,
+        stream: &Arc<CudaStream>,
+        a: &mut CudaSlice<u64>,
+        ps: &[crate::plan::Pass],
+        dit: bool,
+        inverse: bool,
+        scale: Option<(ScaleAt, Scale)>,
+    ) -> Result<(), NttError> {
+        let log_n = self.domain.log_size();
+        let l = &self.layout;
+        let (w_lo, w_hi) = if inverse { (l.wi_lo, l.wi_hi) } else { (l.w_lo, l.w_hi) };
+        let last = ps.len().saturating_sub(1);
+        for (i, p) in ps.iter().enumerate() {
+            let (at, s) = match scale {
+                Some((ScaleAt::Load, s)) if i == 0 => (1u32, s),
+                Some((ScaleAt::Store, s)) if i == last => (2u32, s),
+                _ => (0u32, Scale::None),
+            };
+            let (mode, s_lo, s_hi, s_lo_bits, s_bitrev) = s.args();
+            let (blocks, threads) = p.launch_dims(log_n);
+            let dit = u32::from(dit);
+            let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
+            let mut launch = stream.launch_builder(&self.pass);
+            launch
+                .arg(&mut *a)
+                .arg(&self.tw)
+                .arg(&log_n)
+                .arg(&p.l)
+                .arg(&p.ks)
+                .arg(&p.log_g)
+                .arg(&dit)
+                .arg(&w_lo)
+                .arg(&w_hi)
+                .arg(&l.w_lo_bits)
+                .arg(&at)
+                .arg(&mode)
+                .arg(&s_lo)
+                .arg(&s_hi)
+                .arg(&s_lo_bits)
+                .arg(&s_bitrev);
+            // SAFETY: the arguments match `ntt_pass(fr_t*, const fr_t*, u32 × 14)`; `a` holds 2^log_n
+            // scalars (checked by the caller), the pass satisfies the kernel's preconditions
+            // (plan::passes), and every table offset is within `tw` (plan::Layout).
+            unsafe { launch.launch(cfg) }.ctx("cuLaunchKernel(ntt_pass)")?;
+        }
+        Ok(())
+    }
+
+    fn bit_reverse(&self, stream: &Arc<CudaStream>, a: &mut CudaSlice<u64>) -> Result<(), NttError> {
+        let log_n = self.domain.log_size();
+        if log_n == 0 {
+            return Ok(());
+        }
+        let mut launch = stream.launch_builder(&self.bitrev);
+        launch.arg(&mut *a).arg(&log_n);
+        // SAFETY: matches `ntt_bitrev(fr_t*, u32)`; `a` holds 2^log_n scalars; the kernel bounds-checks.
+        unsafe { launch.launch(LaunchConfig::for_num_elems(1u32 << log_n)) }.ctx("cuLaunchKernel(ntt_bitrev)")?;
+        Ok(())
+    }
+
+    fn pointwise(
+        &self,
+        stream: &Arc<CudaStream>,
+        a: &mut CudaSlice<u64>,
+        b: &CudaSlice<u64>,
+        c: &CudaSlice<u64>,
+    ) -> Result<(), NttError> {
+        let n = 1u32 << self.domain.log_size();
+        let mut launch = stream.launch_builder(&self.pointwise);
+        launch.arg(&mut *a).arg(b).arg(c).arg(&self.tw).arg(&self.layout.z_inv).arg(&n);
+        // SAFETY: matches `ntt_pointwise(fr_t*, const fr_t*, const fr_t*, const fr_t*, u32, u32)`;
+        // a, b, c hold n scalars; z_inv is within `tw`; the kernel bounds-checks i < n.
+        unsafe { launch.launch(LaunchConfig::for_num_elems(n)) }.ctx("cuLaunchKernel(ntt_pointwise)")?;
+        Ok(())
+    }
+}

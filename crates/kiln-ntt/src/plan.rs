@@ -1,0 +1,429 @@
+//! How a GPU transform is cut into shared-memory passes, and the layout of the twiddle
+//! tables: pure host logic, shared by the launcher (`gpu`) and the CPU emulation of the
+//! kernel that tests it without a GPU.
+
+use blstrs::Scalar;
+use ff::Field;
+
+use crate::Domain;
+use crate::domain::powers;
+
+/// Most butterfly stages one pass does in shared memory (2^27 = 3 passes).
+pub(crate) const MAX_STAGES_PER_PASS: u32 = 9;
+/// log2 of the most points one block holds in shared memory (must match `NTT_MAX_LOG_POINTS`).
+pub(crate) const MAX_LOG_POINTS: u32 = 10;
+/// Threads per block at most (must match `NTT_MAX_THREADS`).
+pub(crate) const MAX_THREADS: u32 = 256;
+
+/// One pass: stages `[l, l + ks)`, `2^log_g` consecutive low indices per block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Pass {
+    pub l: u32,
+    pub ks: u32,
+    pub log_g: u32,
+}
+
+impl Pass {
+    /// `(blocks, threads per block)` of the launch for a transform of `2^log_n` points.
+    pub(crate) fn launch_dims(&self, log_n: u32) -> (u32, u32) {
+        let blocks = 1u32 << (log_n - self.ks - self.log_g);
+        let threads = (1u32 << (self.ks + self.log_g - 1)).min(MAX_THREADS);
+        (blocks, threads)
+    }
+}
+
+/// The passes of a `2^log_n` transform in ascending stage order (a DIT runs them in this
+/// order, a DIF in reverse). Stages are split as evenly as possible over the fewest passes.
+pub(crate) fn passes(log_n: u32) -> Vec<Pass> {
+    if log_n == 0 {
+        return Vec::new();
+    }
+    let np = log_n.div_ceil(MAX_STAGES_PER_PASS);
+    let (base, extra) = (log_n / np, log_n % np);
+    let mut l = 0;
+    (0..np)
+        .map(|i| {
+            let ks = base + u32::from(i < extra);
+            // Group low indices only where there are low bits below the pass (l > 0): a warp
+            // then reads runs of consecutive elements instead of lone 32-byte ones.
+            let log_g = (MAX_LOG_POINTS - ks).min(l);
+            let p = Pass { l, ks, log_g };
+            l += ks;
+            p
+        })
+        .collect()
+}
+
+/// Offsets (in elements of 32 bytes) of the tables in the one twiddle buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Layout {
+    /// Low bits of a root exponent (< n/2) looked up in the `*_lo` tables.
+    pub w_lo_bits: u32,
+    pub w_lo: u32,
+    pub w_hi: u32,
+    pub wi_lo: u32,
+    pub wi_hi: u32,
+    /// Low bits of a coset exponent (< n) looked up in the `g*_lo` tables.
+    pub g_lo_bits: u32,
+    /// `g^i`.
+    pub g_lo: u32,
+    /// `g^(i·2^g_lo_bits)`.
+    pub g_hi: u32,
+    /// `(1/n)·g^(i·2^g_lo_bits)`.
+    pub gn_hi: u32,
+    /// `g^-i`.
+    pub gi_lo: u32,
+    /// `(1/n)·g^(-i·2^g_lo_bits)`.
+    pub gin_hi: u32,
+    /// `1/n`.
+    pub n_inv: u32,
+    /// `1/(g^n - 1)`.
+    pub z_inv: u32,
+    /// Elements in all.
+    pub len: u32,
+}
+
+impl Layout {
+    pub(crate) fn new(log_n: u32) -> Layout {
+        let eb = log_n.saturating_sub(1); // root exponents have log_n - 1 bits
+        let w_lo_bits = eb.div_ceil(2);
+        let (wl, wh) = (1u32 << w_lo_bits, 1u32 << (eb - w_lo_bits));
+        let g_lo_bits = log_n.div_ceil(2);
+        let (gl, gh) = (1u32 << g_lo_bits, 1u32 << (log_n - g_lo_bits));
+        let mut at = 0;
+        let mut take = |len: u32| {
+            let o = at;
+            at += len;
+            o
+        };
+        let (w_lo, w_hi, wi_lo, wi_hi) = (take(wl), take(wh), take(wl), take(wh));
+        let (g_lo, g_hi, gn_hi, gi_lo, gin_hi) = (take(gl), take(gh), take(gh), take(gl), take(gh));
+        let (n_inv, z_inv) = (take(1), take(1));
+        Layout {
+            w_lo_bits,
+            w_lo,
+            w_hi,
+            wi_lo,
+            wi_hi,
+            g_lo_bits,
+            g_lo,
+            g_hi,
+            gn_hi,
+            gi_lo,
+            gin_hi,
+            n_inv,
+            z_inv,
+            len: at,
+        }
+    }
+
+    /// The table values, in layout order.
+    pub(crate) fn values(&self, d: &Domain) -> Vec<Scalar> {
+        let n = self.len as usize;
+        let mut out = Vec::with_capacity(n);
+        let wl = 1usize << self.w_lo_bits;
+        let wh = (self.wi_lo - self.w_hi) as usize;
+        let hi_step = |x: Scalar, bits: u32| x.pow_vartime([1u64 << bits]);
+        out.extend(powers(d.omega(), wl));
+        out.extend(powers(hi_step(d.omega(), self.w_lo_bits), wh));
+        out.extend(powers(d.omega_inv(), wl));
+        out.extend(powers(hi_step(d.omega_inv(), self.w_lo_bits), wh));
+        let gl = 1usize << self.g_lo_bits;
+        let gh = (self.gn_hi - self.g_hi) as usize;
+        let (g, gi, ninv) = (d.generator(), d.generator_inv(), d.size_inv());
+        out.extend(powers(g, gl));
+        let g_hi = powers(hi_step(g, self.g_lo_bits), gh);
+        out.extend(g_hi.iter().copied());
+        out.extend(g_hi.iter().map(|v| v * ninv));
+        out.extend(powers(gi, gl));
+        out.extend(powers(hi_step(gi, self.g_lo_bits), gh).into_iter().map(|v| v * ninv));
+        out.push(ninv);
+        out.push(d.z_on_coset_inv());
+        debug_assert_eq!(out.len(), n);
+        out
+    }
+}
+
+/// How a pass scales the elements it loads or stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scale {
+    None,
+    /// Multiply by the table element at this offset.
+    Const(u32),
+    /// Multiply by `hi[k >> lo_bits] · lo[k & mask]`, k = index (or its bit reversal).
+    Powers {
+        lo: u32,
+        hi: u32,
+        lo_bits: u32,
+        bitrev: bool,
+    },
+}
+
+impl Scale {
+    /// `(mode, lo, hi, lo_bits, bitrev)` as the kernel takes them.
+    pub(crate) fn args(&self) -> (u32, u32, u32, u32, u32) {
+        match *self {
+            Scale::None => (0, 0, 0, 0, 0),
+            Scale::Const(at) => (1, 0, at, 0, 0),
+            Scale::Powers { lo, hi, lo_bits, bitrev } => (2, lo, hi, lo_bits, u32::from(bitrev)),
+        }
+    }
+}
+
+/// Where in the transform the scale is applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ScaleAt {
+    /// On load in the first pass.
+    Load,
+    /// On store in the last pass.
+    Store,
+}
+
+#[cfg(test)]
+/// The element `k` the kernel's `bitrev(i, log_n)` maps `i` to.
+pub(crate) fn bitrev(i: u32, log_n: u32) -> u32 {
+    if log_n == 0 { 0 } else { i.reverse_bits() >> (32 - log_n) }
+}
+
+/// A line-by-line CPU model of the `ntt_pass` and `ntt_bitrev` kernels (same index
+/// arithmetic, same tables), so the pass plan and the indexing are tested without a GPU.
+#[cfg(test)]
+pub(crate) mod emulate {
+    use super::*;
+
+    fn scale_factor(tw: &[Scalar], s: Scale, k: u32) -> Scalar {
+        let (mode, lo, hi, lo_bits, _) = s.args();
+        if mode == 1 {
+            return tw[hi as usize];
+        }
+        tw[(hi + (k >> lo_bits)) as usize] * tw[(lo + (k & ((1u32 << lo_bits) - 1))) as usize]
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn pass(
+        a: &mut [Scalar],
+        tw: &[Scalar],
+        log_n: u32,
+        p: Pass,
+        dit: bool,
+        (w_lo, w_hi, w_lo_bits): (u32, u32, u32),
+        scale: Option<(ScaleAt, Scale)>,
+    ) {
+        let Pass { l, ks, log_g } = p;
+        let (blocks, _) = p.launch_dims(log_n);
+        let g_count = 1u32 << log_g;
+        let pts = 1u32 << (ks + log_g);
+        for blk in 0..blocks {
+            let lo_blocks_log = l - log_g;
+            let lo_base = (blk & ((1u32 << lo_blocks_log) - 1)) << log_g;
+            let hi_base = (blk >> lo_blocks_log) << (l + ks);
+            let index = |e: u32| hi_base + ((e >> log_g) << l) + lo_base + (e & (g_count - 1));
+            let mut sh: Vec<Scalar> = (0..pts)
+                .map(|e| {
+                    let idx = index(e);
+                    let mut v = a[idx as usize];
+                    if let Some((ScaleAt::Load, s)) = scale {
+                        let bitrev_flag = s.args().4 != 0;
+                        v *= scale_factor(tw, s, if bitrev_flag { bitrev(idx, log_n) } else { idx });
+                    }
+                    v
+                })
+                .collect();
+            for step in 0..ks {
+                let t = if dit { step } else { ks - 1 - step };
+                let s = l + t;
+                let hm = 1u32 << t;
+                let tws: Vec<Scalar> = (0..(hm << log_g))
+                    .map(|i| {
+                        let (r, g) = (i >> log_g, i & (g_count - 1));
+                        let e = ((r << l) + lo_base + g) << (log_n - 1 - s);
+                        tw[(w_hi + (e >> w_lo_bits)) as usize] * tw[(w_lo + (e & ((1 << w_lo_bits) - 1))) as usize]
+                    })
+                    .collect();
+                for b in 0..pts / 2 {
+                    let (g, q) = (b & (g_count - 1), b >> log_g);
+                    let r = q & (hm - 1);
+                    let j0 = ((q >> t) << (t + 1)) | r;
+                    let (e0, e1) = (((j0 << log_g) | g) as usize, (((j0 + hm) << log_g) | g) as usize);
+                    let w = tws[((r << log_g) | g) as usize];
+                    let (x, y) = (sh[e0], sh[e1]);
+                    if dit {
+                        let u = y * w;
+                        sh[e0] = x + u;
+                        sh[e1] = x - u;
+                    } else {
+                        sh[e0] = x + y;
+                        sh[e1] = (x - y) * w;
+                    }
+                }
+            }
+            for e in 0..pts {
+                let idx = index(e);
+                let mut v = sh[e as usize];
+                if let Some((ScaleAt::Store, s)) = scale {
+                    let bitrev_flag = s.args().4 != 0;
+                    v *= scale_factor(tw, s, if bitrev_flag { bitrev(idx, log_n) } else { idx });
+                }
+                a[idx as usize] = v;
+            }
+        }
+    }
+
+    pub(crate) fn bitrev_permute(a: &mut [Scalar], log_n: u32) {
+        for i in 0..a.len() as u32 {
+            let j = bitrev(i, log_n);
+            if i < j {
+                a.swap(i as usize, j as usize);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::emulate::{bitrev_permute, pass};
+    use super::*;
+    use crate::cpu;
+    use rand::SeedableRng;
+
+    /// The GPU sequences of `gpu.rs`, run through the kernel model.
+    struct Model {
+        d: Domain,
+        l: Layout,
+        tw: Vec<Scalar>,
+    }
+
+    impl Model {
+        fn new(log_n: u32) -> Model {
+            let d = Domain::new(log_n).unwrap();
+            let l = Layout::new(log_n);
+            let tw = l.values(&d);
+            assert_eq!(tw.len(), l.len as usize);
+            Model { d, l, tw }
+        }
+        fn run(&self, a: &mut [Scalar], dit: bool, inverse: bool, scale: Option<(ScaleAt, Scale)>) {
+            let log_n = self.d.log_size();
+            let mut ps = passes(log_n);
+            if !dit {
+                ps.reverse();
+            }
+            let w = if inverse { (self.l.wi_lo, self.l.wi_hi) } else { (self.l.w_lo, self.l.w_hi) };
+            let last = ps.len().saturating_sub(1);
+            for (i, p) in ps.iter().enumerate() {
+                let s = match scale {
+                    Some((ScaleAt::Load, _)) if i == 0 => scale,
+                    Some((ScaleAt::Store, _)) if i == last => scale,
+                    _ => None,
+                };
+                pass(a, &self.tw, log_n, *p, dit, (w.0, w.1, self.l.w_lo_bits), s);
+            }
+        }
+        fn br(&self, a: &mut [Scalar]) {
+            if self.d.log_size() > 0 {
+                bitrev_permute(a, self.d.log_size());
+            }
+        }
+        fn icoset(&self) -> Scale {
+            Scale::Powers { lo: self.l.gi_lo, hi: self.l.gin_hi, lo_bits: self.l.g_lo_bits, bitrev: true }
+        }
+    }
+
+    fn random(n: usize, rng: &mut impl rand_core::RngCore) -> Vec<Scalar> {
+        (0..n).map(|_| Scalar::random(&mut *rng)).collect()
+    }
+
+    #[test]
+    fn plan_is_valid_for_every_size() {
+        for log_n in 0..=crate::MAX_LOG_SIZE {
+            let ps = passes(log_n);
+            assert_eq!(ps.iter().map(|p| p.ks).sum::<u32>(), log_n);
+            let mut l = 0;
+            for p in &ps {
+                assert_eq!(p.l, l);
+                assert!(p.ks >= 1 && p.ks <= MAX_STAGES_PER_PASS && p.ks + p.log_g <= MAX_LOG_POINTS);
+                assert!(p.log_g <= p.l);
+                l += p.ks;
+            }
+            if log_n == 27 {
+                assert_eq!(ps.len(), 3);
+            }
+            // Tables fit the exponents the kernel forms.
+            let lay = Layout::new(log_n);
+            assert!(lay.len < 1 << 18, "tables at 2^{log_n}: {} elements", lay.len);
+        }
+    }
+
+    #[test]
+    fn kernel_model_matches_cpu_for_all_directions() {
+        let mut rng = rand_chacha::ChaCha20Rng::from_entropy();
+        for log_n in (0..=13).chain([15]) {
+            let m = Model::new(log_n);
+            let n = m.d.size();
+            let input = random(n, &mut rng);
+            let l = m.l;
+
+            let mut got = input.clone();
+            m.run(&mut got, false, false, None);
+            m.br(&mut got);
+            let mut want = input.clone();
+            cpu::fft(&m.d, &mut want).unwrap();
+            assert!(got == want, "forward 2^{log_n}");
+
+            let mut got = input.clone();
+            m.run(&mut got, false, true, Some((ScaleAt::Store, Scale::Const(l.n_inv))));
+            m.br(&mut got);
+            let mut want = input.clone();
+            cpu::ifft(&m.d, &mut want).unwrap();
+            assert!(got == want, "inverse 2^{log_n}");
+
+            let mut got = input.clone();
+            let g = Scale::Powers { lo: l.g_lo, hi: l.g_hi, lo_bits: l.g_lo_bits, bitrev: false };
+            m.run(&mut got, false, false, Some((ScaleAt::Load, g)));
+            m.br(&mut got);
+            let mut want = input.clone();
+            cpu::coset_fft(&m.d, &mut want).unwrap();
+            assert!(got == want, "coset forward 2^{log_n}");
+
+            let mut got = input.clone();
+            m.run(&mut got, false, true, Some((ScaleAt::Store, m.icoset())));
+            m.br(&mut got);
+            let mut want = input.clone();
+            cpu::icoset_fft(&m.d, &mut want).unwrap();
+            assert!(got == want, "coset inverse 2^{log_n}");
+
+            // DIT with bit-reversed input = forward.
+            let mut got = input.clone();
+            m.br(&mut got);
+            m.run(&mut got, true, false, None);
+            let mut want = input.clone();
+            cpu::fft(&m.d, &mut want).unwrap();
+            assert!(got == want, "dit forward 2^{log_n}");
+        }
+    }
+
+    #[test]
+    fn kernel_model_h_step_matches_cpu() {
+        let mut rng = rand_chacha::ChaCha20Rng::from_entropy();
+        for log_n in (0..=12).chain([14]) {
+            let m = Model::new(log_n);
+            let n = m.d.size();
+            let (a, b, c) = (random(n, &mut rng), random(n, &mut rng), random(n, &mut rng));
+            let want = cpu::h_poly(&m.d, a.clone(), b.clone(), c.clone()).unwrap();
+            let l = m.l;
+            let to_coset = Scale::Powers { lo: l.g_lo, hi: l.gn_hi, lo_bits: l.g_lo_bits, bitrev: true };
+            let mut v = [a, b, c];
+            for x in &mut v {
+                m.run(x, false, true, Some((ScaleAt::Store, to_coset)));
+                m.run(x, true, false, None);
+            }
+            let z = m.tw[l.z_inv as usize];
+            let [mut a, b, c] = v;
+            for i in 0..n {
+                a[i] = (a[i] * b[i] - c[i]) * z;
+            }
+            m.run(&mut a, false, true, Some((ScaleAt::Store, m.icoset())));
+            m.br(&mut a);
+            assert!(a == want, "h step 2^{log_n}");
+        }
+    }
+}

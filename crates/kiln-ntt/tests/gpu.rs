@@ -1,0 +1,147 @@
+//! GPU == CPU for every direction and the H step, on fresh random inputs (GPU machine only).
+
+use std::sync::Arc;
+
+use blstrs::Scalar;
+use cudarc::driver::{CudaSlice, CudaStream};
+use ff::Field;
+use kiln_cuda::testing::{gpu_or_skip, small_sizes};
+use kiln_cuda::{CudaResultExt, alloc_poisoned, check_stream};
+use kiln_ntt::gpu::{GpuDomain, scalars_as_u64s, u64s_to_scalars};
+use kiln_ntt::{Domain, NttError, cpu};
+use rand::SeedableRng;
+use rayon::prelude::*;
+
+/// Fresh random scalars, generated in parallel (2^27 of them take a while on one core).
+fn random(n: usize) -> Vec<Scalar> {
+    let seed: u64 = rand::random();
+    let mut out = vec![Scalar::ZERO; n];
+    out.par_chunks_mut(1 << 14).enumerate().for_each(|(i, c)| {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        for v in c {
+            *v = Scalar::random(&mut rng);
+        }
+    });
+    out
+}
+
+/// A poisoned device buffer with `v` copied in: a kernel that skips an element leaves poison.
+fn upload(stream: &Arc<CudaStream>, v: &[Scalar]) -> CudaSlice<u64> {
+    let mut d = alloc_poisoned::<u64>(stream, v.len() * 4).unwrap();
+    stream.memcpy_htod(scalars_as_u64s(v), &mut d).ctx("cuMemcpyHtoDAsync").unwrap();
+    d
+}
+
+fn download(stream: &Arc<CudaStream>, d: &CudaSlice<u64>) -> Vec<Scalar> {
+    check_stream(stream).unwrap();
+    u64s_to_scalars(&stream.clone_dtoh(d).ctx("cuMemcpyDtoH").unwrap())
+}
+
+fn assert_same(got: &[Scalar], want: &[Scalar], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths differ");
+    let bad: Vec<usize> = (0..got.len()).filter(|&i| got[i] != want[i]).take(4).collect();
+    if let Some(&i) = bad.first() {
+        let count = (0..got.len()).filter(|&i| got[i] != want[i]).count();
+        panic!(
+            "{what}: {count} of {} elements differ; first at index {i}: gpu {:?}, cpu {:?} (more at {bad:?})",
+            got.len(),
+            got[i],
+            want[i]
+        );
+    }
+}
+
+fn log_sizes() -> Vec<u32> {
+    if small_sizes() { (0..=12).collect() } else { (0..=20).chain([22, 24]).collect() }
+}
+
+type GpuOp = fn(&GpuDomain, &Arc<CudaStream>, &mut CudaSlice<u64>) -> Result<(), NttError>;
+type CpuOp = fn(&Domain, &mut [Scalar]) -> Result<(), NttError>;
+
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
+fn gpu_directions_match_cpu() {
+    let Some(device) = gpu_or_skip("gpu_directions_match_cpu") else { return };
+    let stream = device.new_stream().unwrap();
+    let ops: [(&str, GpuOp, CpuOp); 4] = [
+        ("forward", GpuDomain::forward, cpu::fft),
+        ("inverse", GpuDomain::inverse, cpu::ifft),
+        ("coset_forward", GpuDomain::coset_forward, cpu::coset_fft),
+        ("coset_inverse", GpuDomain::coset_inverse, cpu::icoset_fft),
+    ];
+    for log_n in log_sizes() {
+        let d = Domain::new(log_n).unwrap();
+        let gd = GpuDomain::new(&device, &stream, &d).unwrap();
+        for (name, gpu_op, cpu_op) in ops {
+            let input = random(d.size());
+            let mut buf = upload(&stream, &input);
+            gpu_op(&gd, &stream, &mut buf).unwrap();
+            let got = download(&stream, &buf);
+            let mut want = input;
+            cpu_op(&d, &mut want).unwrap();
+            assert_same(&got, &want, &format!("{name} at 2^{log_n}"));
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
+fn gpu_h_step_matches_cpu() {
+    let Some(device) = gpu_or_skip("gpu_h_step_matches_cpu") else { return };
+    let stream = device.new_stream().unwrap();
+    for log_n in log_sizes() {
+        let d = Domain::new(log_n).unwrap();
+        let gd = GpuDomain::new(&device, &stream, &d).unwrap();
+        let (a, b, c) = (random(d.size()), random(d.size()), random(d.size()));
+        let (mut da, mut db, mut dc) = (upload(&stream, &a), upload(&stream, &b), upload(&stream, &c));
+        gd.h_step(&stream, &mut da, &mut db, &mut dc).unwrap();
+        let got = download(&stream, &da);
+        let want = cpu::h_poly(&d, a, b, c).unwrap();
+        assert_same(&got, &want, &format!("h_step at 2^{log_n}"));
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
+fn gpu_large_round_trip_and_horner() {
+    let Some(device) = gpu_or_skip("gpu_large_round_trip_and_horner") else { return };
+    let log_n = if small_sizes() { 12 } else { 27 };
+    let stream = device.new_stream().unwrap();
+    let d = Domain::new(log_n).unwrap();
+    let gd = GpuDomain::new(&device, &stream, &d).unwrap();
+    let input = random(d.size());
+    let mut buf = upload(&stream, &input);
+    gd.forward(&stream, &mut buf).unwrap();
+    let evals = download(&stream, &buf);
+    let n = d.size();
+    for k in [0usize, 1, 2, 12_345 % n, n / 2 + 1, n - 1] {
+        let want = cpu::evaluate(&input, d.omega().pow_vartime([k as u64]));
+        assert_eq!(evals[k], want, "forward 2^{log_n}: evaluation {k} differs from Horner at ω^{k}");
+    }
+    gd.inverse(&stream, &mut buf).unwrap();
+    let back = download(&stream, &buf);
+    assert_same(&back, &input, &format!("inverse(forward(x)) at 2^{log_n}"));
+    gd.coset_forward(&stream, &mut buf).unwrap();
+    let coset = download(&stream, &buf);
+    for k in [0usize, 3, n - 2] {
+        let want = cpu::evaluate(&input, d.generator() * d.omega().pow_vartime([k as u64]));
+        assert_eq!(coset[k], want, "coset_forward 2^{log_n}: evaluation {k} differs from Horner at g·ω^{k}");
+    }
+    gd.coset_inverse(&stream, &mut buf).unwrap();
+    assert_same(&download(&stream, &buf), &input, &format!("coset_inverse(coset_forward(x)) at 2^{log_n}"));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
+fn gpu_rejects_wrong_lengths() {
+    let Some(device) = gpu_or_skip("gpu_rejects_wrong_lengths") else { return };
+    let stream = device.new_stream().unwrap();
+    let d = Domain::new(4).unwrap();
+    let gd = GpuDomain::new(&device, &stream, &d).unwrap();
+    let mut short = upload(&stream, &random(15));
+    let err = gd.forward(&stream, &mut short).unwrap_err();
+    assert!(matches!(err, NttError::LengthMismatch { expected: 16, got: 15, .. }), "{err}");
+    let (mut a, mut b) = (upload(&stream, &random(16)), upload(&stream, &random(16)));
+    let err = gd.h_step(&stream, &mut a, &mut b, &mut short).unwrap_err();
+    assert!(matches!(err, NttError::LengthMismatch { .. }), "{err}");
+}
