@@ -130,11 +130,8 @@ fn find_nvcc(workspace: &Path) -> Option<PathBuf> {
         }
         panic!("KILN_NVCC={} does not run", p.display());
     }
-    let mut candidates: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
-        .iter()
-        .filter_map(env::var_os)
-        .map(|d| PathBuf::from(d).join("bin/nvcc"))
-        .collect();
+    let mut candidates: Vec<PathBuf> =
+        ["CUDA_HOME", "CUDA_PATH"].iter().filter_map(env::var_os).map(|d| PathBuf::from(d).join("bin/nvcc")).collect();
     if let Some(path) = env::var_os("PATH") {
         candidates.extend(env::split_paths(&path).map(|d| d.join("nvcc")));
     }
@@ -183,10 +180,9 @@ fn compile(nvcc: &Path, kernels_dir: &Path, src: &Path, out: &Path, archs: &[u32
     // Skip nvcc when this exact command already produced an up-to-date fatbin.
     let stamp = out.with_extension("cmd");
     let command_line = format!("{cmd:?}");
-    let fresh = std::fs::metadata(out)
-        .and_then(|m| m.modified())
-        .is_ok_and(|built| built > newest_input(kernels_dir, src))
-        && std::fs::read_to_string(&stamp).is_ok_and(|s| s == command_line);
+    let fresh =
+        std::fs::metadata(out).and_then(|m| m.modified()).is_ok_and(|built| built > newest_input(kernels_dir, src))
+            && std::fs::read_to_string(&stamp).is_ok_and(|s| s == command_line);
     if fresh {
         return;
     }

@@ -26,12 +26,13 @@ fn assert_same(got: &[Scalar], want: &[Scalar], what: &str) {
 }
 
 type Op = fn(&mut EvaluationDomain<Scalar>, &Worker);
+type Ours = fn(&Domain, &mut [Scalar]) -> Result<(), kiln_ntt::NttError>;
 
 fn check_all_directions(log_n: u32, seed: u64) {
     let worker = Worker::new();
     let d = Domain::new(log_n).unwrap();
     let input = random(d.size(), seed);
-    let ops: [(&str, fn(&Domain, &mut [Scalar]) -> Result<(), kiln_ntt::NttError>, Op); 5] = [
+    let ops: [(&str, Ours, Op); 5] = [
         ("fft", cpu::fft, |e, w| e.fft(w, &mut None).unwrap()),
         ("ifft", cpu::ifft, |e, w| e.ifft(w, &mut None).unwrap()),
         ("coset_fft", cpu::coset_fft, |e, w| e.coset_fft(w, &mut None).unwrap()),
