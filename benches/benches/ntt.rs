@@ -1,3 +1,136 @@
-//! GPU benchmark: ntt (filled in by the ntt layer).
+//! GPU benchmark: the forward NTT and the whole Groth16 H step (7 transforms + pointwise)
+//! over Fr, data resident on the device, median of 10 runs after warm-up.
+//!
+//! Each size is checked once against the CPU path before it is timed: the forward NTT at
+//! every size, the H step up to 2^24 (above that the CPU reference takes too long; the GPU
+//! tests cover 2^27 with a round trip and Horner evaluations).
+//!
+//! `KILN_BENCH_SMALL=1` (or `KILN_TEST_SMALL=1`) runs 2^16 only.
 
-fn main() {}
+use std::sync::Arc;
+
+use blstrs::Scalar;
+use cudarc::driver::{CudaSlice, CudaStream};
+use ff::Field;
+use kiln_benches::{Row, median_of, print_table};
+use kiln_cuda::{CudaResultExt, Device, StreamTimer, check_stream};
+use kiln_ntt::gpu::{GpuDomain, scalars_as_u64s, u64s_to_scalars};
+use kiln_ntt::{Domain, NttError, cpu};
+use rand::SeedableRng;
+use rayon::prelude::*;
+
+const RUNS: usize = 10;
+/// ARCHITECTURE.md §6: integer ceiling of the H200 (IMAD/s) and IMAD per Fr butterfly.
+const IMAD_PER_S: f64 = 16.7e12;
+const IMAD_PER_BUTTERFLY: f64 = 230.0;
+/// Largest size whose H step is checked against the CPU before timing.
+const H_CHECK_MAX_LOG: u32 = 24;
+
+fn small() -> bool {
+    ["KILN_BENCH_SMALL", "KILN_TEST_SMALL"].iter().any(|v| std::env::var(v).is_ok_and(|x| x == "1"))
+}
+
+/// Compute floor of one transform of 2^log_n: (n/2)·log n butterflies at the integer ceiling.
+fn transform_floor_ms(log_n: u32) -> f64 {
+    let butterflies = (1u64 << log_n) as f64 / 2.0 * log_n as f64;
+    butterflies * IMAD_PER_BUTTERFLY / IMAD_PER_S * 1e3
+}
+
+/// Fresh random scalars, generated in parallel (2^27 of them take a while on one core).
+fn random(n: usize) -> Vec<Scalar> {
+    let seed: u64 = rand::random();
+    let mut out = vec![Scalar::ZERO; n];
+    out.par_chunks_mut(1 << 14).enumerate().for_each(|(i, c)| {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        c.iter_mut().for_each(|v| *v = Scalar::random(&mut rng));
+    });
+    out
+}
+
+fn upload(stream: &Arc<CudaStream>, v: &[Scalar]) -> CudaSlice<u64> {
+    stream.clone_htod(scalars_as_u64s(v)).ctx("cuMemcpyHtoD").expect("upload")
+}
+
+fn download(stream: &Arc<CudaStream>, d: &CudaSlice<u64>) -> Vec<Scalar> {
+    check_stream(stream).expect("stream");
+    u64s_to_scalars(&stream.clone_dtoh(d).ctx("cuMemcpyDtoH").expect("download"))
+}
+
+fn bench_size(device: &Arc<Device>, log_n: u32, rows: &mut Vec<Row>) {
+    let stream = device.new_stream().expect("stream");
+    let d = Domain::new(log_n).expect("domain");
+    let gd = GpuDomain::new(device, &stream, &d).expect("GpuDomain");
+    let n = d.size();
+
+    // Forward: check once, then time in place (the data's content does not change the work).
+    let input = random(n);
+    let mut buf = upload(&stream, &input);
+    gd.forward(&stream, &mut buf).expect("forward");
+    let mut want = input.clone();
+    cpu::fft(&d, &mut want).expect("cpu fft");
+    assert!(download(&stream, &buf) == want, "forward 2^{log_n}: GPU differs from CPU, not timing it");
+    let ms = median_of(2, RUNS, || -> Result<f64, NttError> {
+        let t = StreamTimer::start(&stream)?;
+        gd.forward(&stream, &mut buf)?;
+        Ok(t.stop_ms()? as f64)
+    })
+    .expect("timing forward");
+    let bar = match log_n {
+        24 => " (bar 4, goal 3)",
+        27 => " (bar 50, goal 35)",
+        _ => "",
+    };
+    rows.push(Row {
+        op: "ntt forward".into(),
+        size: format!("2^{log_n}"),
+        median_ms: ms,
+        runs: RUNS,
+        floor_ms: Some(transform_floor_ms(log_n)),
+        note: format!("{:.1} GB/s per pass over the data{bar}", (n * 64) as f64 / (ms * 1e6)),
+    });
+    drop(buf);
+
+    // H step: a, b, c evaluations → h in a.
+    let (a, b) = (input, random(n));
+    let c: Vec<Scalar> = a.par_iter().zip(&b).map(|(x, y)| x * y).collect();
+    let (mut da, mut db, mut dc) = (upload(&stream, &a), upload(&stream, &b), upload(&stream, &c));
+    if log_n <= H_CHECK_MAX_LOG {
+        gd.h_step(&stream, &mut da, &mut db, &mut dc).expect("h_step");
+        let want = cpu::h_poly(&d, a, b, c).expect("cpu h_poly");
+        assert!(download(&stream, &da) == want, "H step 2^{log_n}: GPU differs from CPU, not timing it");
+    }
+    let ms = median_of(2, RUNS, || -> Result<f64, NttError> {
+        let t = StreamTimer::start(&stream)?;
+        gd.h_step(&stream, &mut da, &mut db, &mut dc)?;
+        Ok(t.stop_ms()? as f64)
+    })
+    .expect("timing h_step");
+    rows.push(Row {
+        op: "H step (7 NTT)".into(),
+        size: format!("2^{log_n}"),
+        median_ms: ms,
+        runs: RUNS,
+        floor_ms: Some(7.0 * transform_floor_ms(log_n)),
+        note: format!(
+            "checked vs CPU: {}{}",
+            if log_n <= H_CHECK_MAX_LOG { "yes" } else { "forward only" },
+            if log_n == 27 { " (bar 350, goal 250)" } else { "" }
+        ),
+    });
+}
+
+fn main() {
+    let device = match Device::open(0) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("ntt bench: skipped: {e}");
+            return;
+        }
+    };
+    let logs: &[u32] = if small() { &[16] } else { &[20, 22, 24, 26, 27] };
+    let mut rows = Vec::new();
+    for &log_n in logs {
+        bench_size(&device, log_n, &mut rows);
+    }
+    print_table("NTT over Fr and the H step", &rows);
+}

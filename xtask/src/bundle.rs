@@ -138,7 +138,8 @@ pub fn gpu_bundle(sh: &Shell, args: &[String]) -> Result {
 
 const RUN_SH: &str = r#"#!/usr/bin/env bash
 # kiln GPU bundle. Usage: run.sh test | sanitize | bench | all
-#   test      every GPU test (--ignored) with KILN_REQUIRE_GPU=1; stops at the first failure
+#   test      every GPU test (--ignored) with KILN_REQUIRE_GPU=1; stops at the first failing
+#             binary (KILN_KEEP_GOING=1 runs them all and lists the failing ones)
 #   sanitize  the same under compute-sanitizer memcheck, at small sizes (KILN_TEST_SMALL=1)
 #   bench     every benchmark binary
 set -u -o pipefail
@@ -149,26 +150,38 @@ sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-san
 
 run_tests() { # $1 = label, rest = prefix command
     local label=$1; shift
-    local bins=0 passed=0 log
+    local bins=0 passed=0 failed="" log
     log=$(mktemp)
     for t in "$here"/tests/*; do
         echo "== $label $(basename "$t")"
-        if ! "$@" "$t" --ignored --test-threads=1 2>&1 | tee "$log"; then
+        if "$@" "$t" --ignored --test-threads=1 2>&1 | tee "$log"; then
+            bins=$((bins + 1))
+        elif [ "${KILN_KEEP_GOING:-0}" = 1 ]; then
+            failed="$failed $(basename "$t")"
+        else
             echo "SUMMARY $label: FAILED in $(basename "$t") ($passed tests passed before it)"
             return 1
         fi
-        bins=$((bins + 1))
         passed=$((passed + $(grep -o '[0-9]* passed' "$log" | awk '{s += $1} END {print s + 0}')))
     done
+    if [ -n "$failed" ]; then
+        echo "SUMMARY $label: FAILED in$failed ($passed tests passed in all binaries)"
+        return 1
+    fi
     echo "SUMMARY $label: ok, $passed GPU tests passed in $bins binaries"
 }
 
 run_benches() {
+    local failed=""
     for b in "$here"/benches/*; do
         [ -e "$b" ] || continue
         echo "== bench $(basename "$b")"
-        "$b" --bench || { echo "SUMMARY bench: FAILED in $(basename "$b")"; return 1; }
+        if ! "$b" --bench; then
+            failed="$failed $(basename "$b")"
+            [ "${KILN_KEEP_GOING:-0}" = 1 ] || break
+        fi
     done
+    [ -z "$failed" ] || { echo "SUMMARY bench: FAILED in$failed"; return 1; }
     echo "SUMMARY bench: done"
 }
 
