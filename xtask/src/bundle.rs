@@ -9,7 +9,9 @@ use xshell::{Shell, cmd};
 use crate::{Result, cuda};
 
 const BUNDLE: &str = "bundle";
-/// The bundle must fit in the device tool's 64 MiB working-tree limit with room to spare.
+/// What travels to the GPU machine: `bundle/` as one compressed archive.
+const ARCHIVE: &str = "bundle.tar.xz";
+/// The archive must fit in the device tool's 64 MiB carry limit with room to spare.
 const MAX_BYTES: u64 = 60 << 20;
 
 /// Packages whose test binaries hold GPU tests (those depending on kiln-cuda).
@@ -49,6 +51,19 @@ fn artifacts(json: &str) -> Vec<Artifact> {
         .collect()
 }
 
+/// The `out` folder of the most recently built kiln-kernels under `build_dir` (cargo keeps
+/// one per feature/profile hash; the newest `kernels.rs` is the one just linked).
+fn newest_kernel_dir(build_dir: &str) -> Option<std::path::PathBuf> {
+    std::fs::read_dir(build_dir)
+        .ok()?
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("kiln-kernels-"))
+        .map(|e| e.path().join("out"))
+        .filter_map(|out| Some((std::fs::metadata(out.join("kernels.rs")).ok()?.modified().ok()?, out)))
+        .max_by_key(|(t, _)| *t)
+        .map(|(_, out)| out)
+}
+
 pub fn gpu_bundle(sh: &Shell, args: &[String]) -> Result {
     let mut archs = "90".to_string();
     let mut packages: Vec<String> = GPU_PACKAGES.iter().map(|p| p.to_string()).collect();
@@ -84,7 +99,7 @@ pub fn gpu_bundle(sh: &Shell, args: &[String]) -> Result {
     };
 
     sh.remove_path(BUNDLE)?;
-    for dir in ["tests", "bin", "benches"] {
+    for dir in ["tests", "bin", "benches", "fatbin"] {
         sh.create_dir(format!("{BUNDLE}/{dir}"))?;
     }
     let mut gpu_tests = 0usize;
@@ -107,41 +122,56 @@ pub fn gpu_bundle(sh: &Shell, args: &[String]) -> Result {
     for a in artifacts(&benches).into_iter().filter(|a| a.kind == "bench") {
         sh.copy_file(&a.executable, format!("{BUNDLE}/benches/{}", a.target))?;
     }
+    // The fatbins themselves, for `run.sh sass` (cuobjdump lives on the GPU machine).
+    if let Some(out) = newest_kernel_dir("target/release/build") {
+        for f in sh.read_dir(&out)?.into_iter().filter(|f| f.extension().is_some_and(|e| e == "fatbin")) {
+            sh.copy_file(&f, format!("{BUNDLE}/fatbin/"))?;
+        }
+    }
     let files: Vec<String> = sh
         .read_dir(BUNDLE)?
         .iter()
         .flat_map(|d| sh.read_dir(d).unwrap_or_default())
         .map(|p| p.display().to_string())
         .collect();
-    if !files.is_empty() {
-        let to_strip = &files;
+    let to_strip: Vec<&String> = files.iter().filter(|f| !f.ends_with(".fatbin")).collect();
+    if !to_strip.is_empty() {
         cmd!(sh, "strip {to_strip...}").run()?;
     }
     sh.write_file(format!("{BUNDLE}/run.sh"), RUN_SH)?;
     cmd!(sh, "chmod +x {BUNDLE}/run.sh").run()?;
     let bytes: u64 = files.iter().map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0)).sum();
+    // Every binary embeds every fatbin (~15 MiB), so the folder is large but repetitive: one
+    // solid xz stream with a dictionary larger than a binary stores the kernels about once.
+    println!("gpu-bundle: compressing {:.1} MiB into {ARCHIVE} (solid xz, ~1 min)", bytes as f64 / (1 << 20) as f64);
+    let _xz = sh.push_env("XZ_OPT", "-9 -T1");
+    cmd!(sh, "tar -cJf {ARCHIVE}.tmp {BUNDLE}").run()?;
+    std::fs::rename(format!("{ARCHIVE}.tmp"), ARCHIVE)?;
+    let archive_bytes = std::fs::metadata(ARCHIVE)?.len();
     println!(
-        "gpu-bundle: {} files, {gpu_tests} GPU tests, {:.1} MiB in {BUNDLE}/",
+        "gpu-bundle: {} files, {gpu_tests} GPU tests; {ARCHIVE} is {:.1} MiB",
         files.len(),
-        bytes as f64 / (1 << 20) as f64
+        archive_bytes as f64 / (1 << 20) as f64
     );
-    if bytes > MAX_BYTES {
-        return Err(format!("bundle is {} MiB, over the 60 MiB limit", bytes >> 20).into());
+    if archive_bytes > MAX_BYTES {
+        return Err(format!("{ARCHIVE} is {} MiB, over the 60 MiB limit", archive_bytes >> 20).into());
     }
     println!(
-        "\nOn the GPU machine (device tool `run`), carry [\"{BUNDLE}\"] and run:\n  \
-         set -o pipefail; bash {BUNDLE}/run.sh all 2>&1 | tee $OUT/gpu.log\n\
-         (or `run.sh test`, `run.sh sanitize`, `run.sh bench` alone)"
+        "\nOn the GPU machine (device tool `run`), carry [\"{ARCHIVE}\"] and run:\n  \
+         set -o pipefail; tar -xJf {ARCHIVE} && bash {BUNDLE}/run.sh all 2>&1 | tee $OUT/gpu.log\n\
+         (or `run.sh test`, `run.sh sanitize`, `run.sh bench` alone; KILN_KEEP_GOING=1 to run past failures)"
     );
     Ok(())
 }
 
 const RUN_SH: &str = r#"#!/usr/bin/env bash
-# kiln GPU bundle. Usage: run.sh test | sanitize | bench | all
+# kiln GPU bundle. Usage: run.sh test | sanitize | bench | sass [dir] | all
 #   test      every GPU test (--ignored) with KILN_REQUIRE_GPU=1; stops at the first failing
 #             binary (KILN_KEEP_GOING=1 runs them all and lists the failing ones)
 #   sanitize  the same under compute-sanitizer memcheck, at small sizes (KILN_TEST_SMALL=1)
 #   bench     every benchmark binary
+#   sass      per-kernel registers/stack/shared memory of every fatbin (cuobjdump), and the
+#             SASS of the field/curve bench kernels into sass-field_bench.txt (or $2/...)
 set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mode=${1:-test}
@@ -191,7 +221,10 @@ case $mode in
     sanitize) # Tests that provoke API errors on purpose (OOM, missing kernel) are not memory errors.
               KILN_TEST_SMALL=1 run_tests sanitize "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 99 ;;
     bench) run_benches ;;
+    sass) cuobjdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+          for f in "$here"/fatbin/*.fatbin; do echo "== $(basename "$f")"; "$cuobjdump" --dump-resource-usage "$f"; done
+          "$cuobjdump" --dump-sass "$here/fatbin/field_bench.fatbin" > "${2:-.}/sass-field_bench.txt" ;;
     all) "$0" test && "$0" sanitize; s=$?; "$0" bench; exit $s ;;
-    *) echo "usage: run.sh test | sanitize | bench | all"; exit 2 ;;
+    *) echo "usage: run.sh test | sanitize | bench | sass [dir] | all"; exit 2 ;;
 esac
 "#;
