@@ -32,6 +32,8 @@ const MIN_CHUNK: usize = 32;
 const FAN: usize = 32;
 /// Threads summing the bases whose scalar is 1.
 const ONES_THREADS: usize = 1 << 14;
+/// Smallest window size.
+const MIN_C: u32 = 2;
 /// Largest window size.
 const MAX_C: u32 = 16;
 
@@ -95,7 +97,23 @@ pub struct Plan {
 /// buckets + the ~2 full adds per bucket of the running-sum reduction). Non-decreasing in n.
 pub fn window_bits(n: usize) -> u32 {
     let cost = |c: u32| (256usize.div_ceil(c as usize) as f64) * (n as f64 + 1.5 * (1u64 << c) as f64);
-    (2..=MAX_C).min_by(|a, b| cost(*a).total_cmp(&cost(*b))).unwrap_or(MAX_C)
+    (MIN_C..=MAX_C).min_by(|a, b| cost(*a).total_cmp(&cost(*b))).unwrap_or(MAX_C)
+}
+
+/// The largest `m` in `[0, n]` with `window_bits(m) <= c` (0 when there is none), by binary
+/// search: `window_bits` is non-decreasing.
+fn largest_with_window_at_most(c: u32, n: usize) -> usize {
+    // Invariant: window_bits(lo) <= c (or lo = 0), window_bits(hi) > c (or hi = n + 1).
+    let (mut lo, mut hi) = (0usize, n + 1);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if window_bits(mid) <= c {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 impl Plan {
@@ -173,9 +191,23 @@ impl Sizes {
         }
     }
 
-    /// The largest need of any call of at most `n` points: every window size up to `n`'s.
+    /// The largest need of any call of at most `n` points, exactly.
+    ///
+    /// A call of `m <= n` points uses `c = window_bits(m)` (non-decreasing in m), and for a
+    /// fixed `c` every buffer grows with m. So the worst call for each window size `c` is the
+    /// largest `m <= n` with `window_bits(m) == c`; that `m` is found by binary search. (Sizing
+    /// every `c` for `n` points, as before, made a 2^26 context reserve a 2-bit plan's
+    /// 128 windows × n sorted entries: 32 GiB.)
     fn for_capacity(n: usize) -> Sizes {
-        (2..=window_bits(n)).map(|c| Sizes::of_plan(&Plan::with_c(n, c))).fold(Sizes::default(), Sizes::max)
+        let top = window_bits(n);
+        let mut z = Sizes::of_plan(&Plan::with_c(n, top));
+        for c in MIN_C..top {
+            let m = largest_with_window_at_most(c, n);
+            if m > 0 && window_bits(m) == c {
+                z = z.max(Sizes::of_plan(&Plan::with_c(m, c)));
+            }
+        }
+        z
     }
 
     fn bytes(&self, curve: Curve) -> usize {
@@ -756,7 +788,7 @@ mod tests {
             let n = 1usize << log;
             let c = window_bits(n);
             assert!(c >= last, "window size shrank at 2^{log}: {c} < {last}");
-            assert!((2..=MAX_C).contains(&c));
+            assert!((MIN_C..=MAX_C).contains(&c));
             last = c;
             let cap = Sizes::for_capacity(n);
             // Every smaller call must fit the capacity's buffers.
@@ -770,5 +802,31 @@ mod tests {
             }
         }
         assert!(scratch_bytes(1 << 20, Curve::G2) > scratch_bytes(1 << 20, Curve::G1));
+    }
+
+    /// `for_capacity` equals the maximum over every call size (brute force for small n).
+    #[test]
+    fn capacity_is_exact_max_over_all_call_sizes() {
+        for n in [1usize, 2, 3, 31, 100, 1000, 4097, 20_000] {
+            let brute = (1..=n).map(|m| Sizes::of_plan(&Plan::new(m))).fold(Sizes::default(), Sizes::max);
+            assert_eq!(Sizes::for_capacity(n), brute, "capacity {n}");
+        }
+    }
+
+    /// The sorted lists dominate: a 2^26 G1 context holds less than twice the sorted
+    /// entries plus the scalar buffers of its own top plan (it once held 37.7 GiB).
+    #[test]
+    fn scratch_is_close_to_the_top_plan() {
+        for log in [16u32, 20, 24, 26] {
+            let n = 1usize << log;
+            let top = Sizes::of_plan(&Plan::new(n)).bytes(Curve::G1);
+            let cap = scratch_bytes(n, Curve::G1);
+            println!(
+                "2^{log}: G1 scratch {:.1} MiB (top plan {:.1} MiB)",
+                cap as f64 / 1048576.0,
+                top as f64 / 1048576.0
+            );
+            assert!(cap >= top && cap <= 2 * top, "2^{log}: scratch {cap} B vs top plan {top} B");
+        }
     }
 }
