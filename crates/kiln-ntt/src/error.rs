@@ -33,6 +33,9 @@ pub enum NttError {
         /// The domain size.
         size: usize,
     },
+    /// A host buffer of `u64` words does not hold a whole number of scalars.
+    #[error(transparent)]
+    Layout(#[from] kiln_field::LayoutError),
     /// A CUDA call failed on the GPU path.
     #[error(transparent)]
     Cuda(#[from] kiln_cuda::CudaError),

@@ -10,46 +10,32 @@
 //! already multiplied by `g^i/n`) → DIT (coset NTT, natural evaluations) for each of a, b,
 //! c, one pointwise pass, then DIF (coset iNTT, scaled by `g^-i/n`) → bit reversal: seven
 //! transforms and only one bit-reversal pass.
+//!
+//! [`GpuDomain::h_step_from_host`] is the H step for a caller that streams its input from
+//! pinned host memory: a, b, c are uploaded on a second (copy) stream, and the transforms of
+//! a start as soon as a has arrived, while b and c are still on the bus.
+//!
+//! Host ↔ device conversion of scalars: `kiln_field::DeviceLayout` (`Scalar::as_u64s`,
+//! `Scalar::from_u64s`).
 
 use std::sync::Arc;
 
 use blstrs::Scalar;
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg};
 use kiln_cuda::{CudaResultExt, Device};
+use kiln_field::{DeviceLayout, LayoutError};
 
 use crate::plan::{Layout, Scale, ScaleAt, passes};
 use crate::{Domain, NttError};
 
 const MODULE: &str = "ntt_ntt";
 /// u64 words per scalar.
-const WORDS: usize = 4;
+const WORDS: usize = <Scalar as DeviceLayout>::WORDS;
 
 /// Extra device bytes [`GpuDomain::h_step`] needs beyond a, b and c themselves: the resident
 /// twiddle tables of the domain (a few hundred KiB at 2^27). For the VRAM planner.
 pub fn h_step_bytes(log_n: u32) -> usize {
     Layout::new(log_n).len as usize * std::mem::size_of::<Scalar>()
-}
-
-/// Views scalars as the `u64` words the device buffers hold (for uploads).
-pub fn scalars_as_u64s(s: &[Scalar]) -> &[u64] {
-    const _: () = assert!(std::mem::size_of::<Scalar>() == 32 && std::mem::align_of::<Scalar>() >= 8);
-    // SAFETY: blstrs::Scalar is #[repr(transparent)] over blst_fr, which is #[repr(C)] { l: [u64; 4] }:
-    // 32 bytes, u64-aligned, every bit pattern a valid u64. TODO: use kiln-field's view once it exists.
-    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<u64>(), s.len() * WORDS) }
-}
-
-/// Scalars from device words (after a download). Words need not be reduced: a poisoned
-/// element comes back as a non-canonical scalar that equals no real result.
-pub fn u64s_to_scalars(w: &[u64]) -> Vec<Scalar> {
-    assert_eq!(w.len() % WORDS, 0, "u64s_to_scalars: {} words is not a whole number of scalars", w.len());
-    w.chunks_exact(WORDS)
-        .map(|c| {
-            let limbs: [u64; 4] = [c[0], c[1], c[2], c[3]];
-            // SAFETY: same layout argument as in `scalars_as_u64s`; Scalar has no invalid bit patterns
-            // at the type level (its operations treat limbs as integers).
-            unsafe { std::mem::transmute::<[u64; 4], Scalar>(limbs) }
-        })
-        .collect()
 }
 
 /// A domain on one device: twiddle tables resident in device memory, built once per
@@ -77,7 +63,7 @@ impl GpuDomain {
     pub fn new(device: &Arc<Device>, stream: &Arc<CudaStream>, domain: &Domain) -> Result<GpuDomain, NttError> {
         let layout = Layout::new(domain.log_size());
         let values = layout.values(domain);
-        let tw = stream.clone_htod(scalars_as_u64s(&values)).ctx("cuMemcpyHtoDAsync(ntt twiddles)")?;
+        let tw = stream.clone_htod(Scalar::as_u64s(&values)).ctx("cuMemcpyHtoDAsync(ntt twiddles)")?;
         kiln_cuda::check_stream(stream)?;
         Ok(GpuDomain {
             domain: domain.clone(),
@@ -151,10 +137,87 @@ impl GpuDomain {
         self.check(a, "gpu::h_step a")?;
         self.check(b, "gpu::h_step b")?;
         self.check(c, "gpu::h_step c")?;
+        self.h_step_after(stream, [a, b, c], None)
+    }
+
+    /// The H step with its input streamed from pinned host memory: uploads `a_host`,
+    /// `b_host`, `c_host` (scalars as `u64` words, see [`DeviceLayout::as_u64s`]; each at
+    /// most `n` scalars, zero-padded to `n` on the device) into `a`, `b`, `c` on
+    /// `copy_stream`, one copy and one event per vector, and runs the H step on `stream`,
+    /// each vector's transforms waiting only for that vector's copy: the 2 transforms of a
+    /// (about 2/7 of the work) overlap the uploads of b and c. `h` ends in `a` as with
+    /// [`GpuDomain::h_step`]; everything later on `stream` sees it.
+    ///
+    /// Only enqueues work. `copy_stream` first waits for the work already on `stream` (which
+    /// may still use a, b, c). The pinned buffers record the copies (cudarc's per-buffer
+    /// event): writing or dropping them waits until the copies are done, so they can be
+    /// refilled for the next proof at once. `copy_stream` must be another stream of the same
+    /// device (`Device::new_stream`); with `copy_stream == stream` it is correct but nothing
+    /// overlaps.
+    #[allow(clippy::too_many_arguments)]
+    pub fn h_step_from_host(
+        &self,
+        stream: &Arc<CudaStream>,
+        copy_stream: &Arc<CudaStream>,
+        a_host: &PinnedHostSlice<u64>,
+        b_host: &PinnedHostSlice<u64>,
+        c_host: &PinnedHostSlice<u64>,
+        a: &mut CudaSlice<u64>,
+        b: &mut CudaSlice<u64>,
+        c: &mut CudaSlice<u64>,
+    ) -> Result<(), NttError> {
+        self.check(a, "gpu::h_step_from_host a")?;
+        self.check(b, "gpu::h_step_from_host b")?;
+        self.check(c, "gpu::h_step_from_host c")?;
+        let n = self.domain.size();
+        for (h, what) in [
+            (a_host, "gpu::h_step_from_host a_host"),
+            (b_host, "gpu::h_step_from_host b_host"),
+            (c_host, "gpu::h_step_from_host c_host"),
+        ] {
+            let words = h.len();
+            if words % WORDS != 0 {
+                return Err(NttError::Layout(LayoutError::Ragged { len: words, ty: "fr_t", per: WORDS }));
+            }
+            if words / WORDS > n {
+                return Err(NttError::InputTooLong { what, len: words / WORDS, size: n });
+            }
+        }
+        // Write-after-read: earlier work on `stream` (the previous proof's H step or MSM) may
+        // still read a, b, c; the uploads must not overwrite them before it is done.
+        copy_stream.join(stream).ctx("cuStreamWaitEvent(h step copies after compute)")?;
+        let mut ready = Vec::with_capacity(3);
+        for (h, d) in [(a_host, &mut *a), (b_host, &mut *b), (c_host, &mut *c)] {
+            let words = h.len();
+            if words > 0 {
+                copy_stream.memcpy_htod(h, &mut d.slice_mut(..words)).ctx("cuMemcpyHtoDAsync(h step input)")?;
+            }
+            if words < d.len() {
+                copy_stream.memset_zeros(&mut d.slice_mut(words..)).ctx("cuMemsetD8Async(h step zero padding)")?;
+            }
+            ready.push(copy_stream.record_event(None).ctx("cuEventRecord(h step input copied)")?);
+        }
+        let ready: [CudaEvent; 3] = ready.try_into().unwrap_or_else(|_| unreachable!("three vectors, three events"));
+        self.h_step_after(stream, [a, b, c], Some(ready))
+    }
+
+    /// The H step's launches; vector i's first launch waits for `ready[i]` when given.
+    fn h_step_after(
+        &self,
+        stream: &Arc<CudaStream>,
+        [a, b, c]: [&mut CudaSlice<u64>; 3],
+        ready: Option<[CudaEvent; 3]>,
+    ) -> Result<(), NttError> {
         let l = &self.layout;
         // iNTT then coset distribution, fused: coefficient i (at bit-reversed position) × g^i/n.
         let to_coset = Scale::Powers { lo: l.g_lo, hi: l.gn_hi, lo_bits: l.g_lo_bits, bitrev: true };
-        for v in [&mut *a, &mut *b, &mut *c] {
+        let ready = ready.map(|r| r.map(Some)).unwrap_or([None, None, None]);
+        for (v, ev) in [&mut *a, &mut *b, &mut *c].into_iter().zip(ready) {
+            if let Some(ev) = ev {
+                // Explicit even though cudarc's per-buffer events may already order this: they
+                // can be disabled per context (CudaContext::disable_event_tracking).
+                stream.wait(&ev).ctx("cuStreamWaitEvent(h step input copied)")?;
+            }
             self.dif(stream, v, true, Some((ScaleAt::Store, to_coset)))?;
             self.dit(stream, v, false)?;
         }

@@ -27,4 +27,9 @@ pub mod gpu;
 mod plan;
 
 pub use domain::{Domain, MAX_LOG_SIZE};
+
+/// The README's examples, compiled as doctests (the GPU ones `no_run`).
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
 pub use error::NttError;

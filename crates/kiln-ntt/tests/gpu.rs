@@ -3,11 +3,12 @@
 use std::sync::Arc;
 
 use blstrs::Scalar;
-use cudarc::driver::{CudaSlice, CudaStream};
+use cudarc::driver::{CudaSlice, CudaStream, PinnedHostSlice};
 use ff::Field;
 use kiln_cuda::testing::{gpu_or_skip, small_sizes};
-use kiln_cuda::{CudaResultExt, alloc_poisoned, check_stream};
-use kiln_ntt::gpu::{GpuDomain, scalars_as_u64s, u64s_to_scalars};
+use kiln_cuda::{CudaResultExt, Device, alloc_pinned, alloc_poisoned, check_stream};
+use kiln_field::DeviceLayout;
+use kiln_ntt::gpu::GpuDomain;
 use kiln_ntt::{Domain, NttError, cpu};
 use rand::SeedableRng;
 use rayon::prelude::*;
@@ -28,13 +29,13 @@ fn random(n: usize) -> Vec<Scalar> {
 /// A poisoned device buffer with `v` copied in: a kernel that skips an element leaves poison.
 fn upload(stream: &Arc<CudaStream>, v: &[Scalar]) -> CudaSlice<u64> {
     let mut d = alloc_poisoned::<u64>(stream, v.len() * 4).unwrap();
-    stream.memcpy_htod(scalars_as_u64s(v), &mut d).ctx("cuMemcpyHtoDAsync").unwrap();
+    stream.memcpy_htod(Scalar::as_u64s(v), &mut d).ctx("cuMemcpyHtoDAsync").unwrap();
     d
 }
 
 fn download(stream: &Arc<CudaStream>, d: &CudaSlice<u64>) -> Vec<Scalar> {
     check_stream(stream).unwrap();
-    u64s_to_scalars(&stream.clone_dtoh(d).ctx("cuMemcpyDtoH").unwrap())
+    Scalar::from_u64s(&stream.clone_dtoh(d).ctx("cuMemcpyDtoH").unwrap()).unwrap()
 }
 
 fn assert_same(got: &[Scalar], want: &[Scalar], what: &str) {
@@ -101,6 +102,40 @@ fn gpu_h_step_matches_cpu() {
     }
 }
 
+/// `v` in a pinned (write-combined: the host only writes it) buffer of u64 words.
+fn pinned(device: &Device, v: &[Scalar]) -> PinnedHostSlice<u64> {
+    let mut p = alloc_pinned::<u64>(device, v.len() * 4, true).unwrap();
+    p.as_mut_slice().ctx("pinned as_mut_slice").unwrap().copy_from_slice(Scalar::as_u64s(v));
+    p
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
+fn gpu_h_step_from_pinned_host_matches_cpu() {
+    let Some(device) = gpu_or_skip("gpu_h_step_from_pinned_host_matches_cpu") else { return };
+    let (stream, copy_stream) = (device.new_stream().unwrap(), device.new_stream().unwrap());
+    let logs: &[u32] = if small_sizes() { &[1, 10] } else { &[1, 16, 20] };
+    for &log_n in logs {
+        let d = Domain::new(log_n).unwrap();
+        let n = d.size();
+        let gd = GpuDomain::new(&device, &stream, &d).unwrap();
+        // Poisoned buffers: an element neither copied nor zero-padded shows up as garbage.
+        let mut bufs: Vec<CudaSlice<u64>> = (0..3).map(|_| alloc_poisoned::<u64>(&stream, n * 4).unwrap()).collect();
+        let [da, db, dc] = &mut bufs[..] else { unreachable!() };
+        // Full-length inputs, then shorter ones (zero-padded on the device) into the same
+        // buffers: the second call must overwrite everything the first left there.
+        let cases = [("full", n, n, n), ("padded", n - 1, n / 2, 1)];
+        for (name, la, lb, lc) in cases {
+            let (a, b, c) = (random(la), random(lb), random(lc));
+            let (pa, pb, pc) = (pinned(&device, &a), pinned(&device, &b), pinned(&device, &c));
+            gd.h_step_from_host(&stream, &copy_stream, &pa, &pb, &pc, da, db, dc).unwrap();
+            let got = download(&stream, da);
+            let want = cpu::h_poly(&d, a, b, c).unwrap();
+            assert_same(&got, &want, &format!("h_step_from_host ({name}: {la}, {lb}, {lc} of {n}) at 2^{log_n}"));
+        }
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
 fn gpu_large_round_trip_and_horner() {
@@ -143,5 +178,15 @@ fn gpu_rejects_wrong_lengths() {
     assert!(matches!(err, NttError::LengthMismatch { expected: 16, got: 15, .. }), "{err}");
     let (mut a, mut b) = (upload(&stream, &random(16)), upload(&stream, &random(16)));
     let err = gd.h_step(&stream, &mut a, &mut b, &mut short).unwrap_err();
+    assert!(matches!(err, NttError::LengthMismatch { .. }), "{err}");
+    let copy_stream = device.new_stream().unwrap();
+    let mut c = upload(&stream, &random(16));
+    let (ok, long) = (pinned(&device, &random(16)), pinned(&device, &random(17)));
+    let err = gd.h_step_from_host(&stream, &copy_stream, &ok, &ok, &long, &mut a, &mut b, &mut c).unwrap_err();
+    assert!(matches!(err, NttError::InputTooLong { len: 17, size: 16, .. }), "{err}");
+    let ragged = alloc_pinned::<u64>(&device, 4 * 3 + 1, true).unwrap();
+    let err = gd.h_step_from_host(&stream, &copy_stream, &ragged, &ok, &ok, &mut a, &mut b, &mut c).unwrap_err();
+    assert!(matches!(err, NttError::Layout(_)), "{err}");
+    let err = gd.h_step_from_host(&stream, &copy_stream, &ok, &ok, &ok, &mut a, &mut b, &mut short).unwrap_err();
     assert!(matches!(err, NttError::LengthMismatch { .. }), "{err}");
 }
