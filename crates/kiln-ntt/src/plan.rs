@@ -191,6 +191,30 @@ pub(crate) fn bitrev(i: u32, log_n: u32) -> u32 {
 pub(crate) mod emulate {
     use super::*;
 
+    /// The kernel's shared-memory swizzle of 16-byte units (`swizzle` in ntt.cu).
+    pub(crate) fn swizzle(u: u32) -> u32 {
+        u ^ (((u >> 3) ^ (u >> 6) ^ (u >> 9)) & 7)
+    }
+
+    /// A shared array as the kernel lays it out: `units` 16-byte units, element `e` in units
+    /// `swizzle(2e)` and `swizzle(2e + 1)`. Indexing panics where the kernel would overrun.
+    struct Shared(Vec<[u64; 2]>);
+
+    impl Shared {
+        fn new(units: usize) -> Shared {
+            Shared(vec![[u64::MAX; 2]; units])
+        }
+        fn st(&mut self, e: u32, v: Scalar) {
+            let w = kiln_field::DeviceLayout::as_u64s(std::slice::from_ref(&v));
+            self.0[swizzle(2 * e) as usize] = [w[0], w[1]];
+            self.0[swizzle(2 * e + 1) as usize] = [w[2], w[3]];
+        }
+        fn ld(&self, e: u32) -> Scalar {
+            let (x, y) = (self.0[swizzle(2 * e) as usize], self.0[swizzle(2 * e + 1) as usize]);
+            <Scalar as kiln_field::DeviceLayout>::from_u64s(&[x[0], x[1], y[0], y[1]]).expect("4 words")[0]
+        }
+    }
+
     fn scale_factor(tw: &[Scalar], s: Scale, k: u32) -> Scalar {
         let (mode, lo, hi, lo_bits, _) = s.args();
         if mode == 1 {
@@ -218,48 +242,53 @@ pub(crate) mod emulate {
             let lo_base = (blk & ((1u32 << lo_blocks_log) - 1)) << log_g;
             let hi_base = (blk >> lo_blocks_log) << (l + ks);
             let index = |e: u32| hi_base + ((e >> log_g) << l) + lo_base + (e & (g_count - 1));
-            let mut sh: Vec<Scalar> = (0..pts)
-                .map(|e| {
-                    let idx = index(e);
-                    let mut v = a[idx as usize];
-                    if let Some((ScaleAt::Load, s)) = scale {
-                        let bitrev_flag = s.args().4 != 0;
-                        v *= scale_factor(tw, s, if bitrev_flag { bitrev(idx, log_n) } else { idx });
-                    }
-                    v
-                })
-                .collect();
+            let mut sh = Shared::new(2 << MAX_LOG_POINTS);
+            let mut tws = Shared::new(2 << (MAX_LOG_POINTS - 1));
+            for e in 0..pts {
+                let idx = index(e);
+                let mut v = a[idx as usize];
+                if let Some((ScaleAt::Load, s)) = scale {
+                    let bitrev_flag = s.args().4 != 0;
+                    v *= scale_factor(tw, s, if bitrev_flag { bitrev(idx, log_n) } else { idx });
+                }
+                sh.st(e, v);
+            }
             for step in 0..ks {
                 let t = if dit { step } else { ks - 1 - step };
-                let s = l + t;
                 let hm = 1u32 << t;
-                let tws: Vec<Scalar> = (0..(hm << log_g))
-                    .map(|i| {
+                // At l == 0 only the top stage's table is built (at step 0); lower stages read
+                // it with stride 2^(ks-1-t).
+                let tb = if l == 0 { ks - 1 } else { t };
+                if l != 0 || step == 0 {
+                    for i in 0..(1u32 << (tb + log_g)) {
                         let (r, g) = (i >> log_g, i & (g_count - 1));
-                        let e = ((r << l) + lo_base + g) << (log_n - 1 - s);
-                        tw[(w_hi + (e >> w_lo_bits)) as usize] * tw[(w_lo + (e & ((1 << w_lo_bits) - 1))) as usize]
-                    })
-                    .collect();
+                        let e = ((r << l) + lo_base + g) << (log_n - 1 - (l + tb));
+                        let w =
+                            tw[(w_hi + (e >> w_lo_bits)) as usize] * tw[(w_lo + (e & ((1 << w_lo_bits) - 1))) as usize];
+                        tws.st(i, w);
+                    }
+                }
+                let tw_shift = if l == 0 { ks - 1 - t } else { 0 };
                 for b in 0..pts / 2 {
                     let (g, q) = (b & (g_count - 1), b >> log_g);
                     let r = q & (hm - 1);
                     let j0 = ((q >> t) << (t + 1)) | r;
-                    let (e0, e1) = (((j0 << log_g) | g) as usize, (((j0 + hm) << log_g) | g) as usize);
-                    let w = tws[((r << log_g) | g) as usize];
-                    let (x, y) = (sh[e0], sh[e1]);
+                    let (e0, e1) = ((j0 << log_g) | g, ((j0 + hm) << log_g) | g);
+                    let w = tws.ld(((r << tw_shift) << log_g) | g);
+                    let (x, y) = (sh.ld(e0), sh.ld(e1));
                     if dit {
                         let u = y * w;
-                        sh[e0] = x + u;
-                        sh[e1] = x - u;
+                        sh.st(e0, x + u);
+                        sh.st(e1, x - u);
                     } else {
-                        sh[e0] = x + y;
-                        sh[e1] = (x - y) * w;
+                        sh.st(e0, x + y);
+                        sh.st(e1, (x - y) * w);
                     }
                 }
             }
             for e in 0..pts {
                 let idx = index(e);
-                let mut v = sh[e as usize];
+                let mut v = sh.ld(e);
                 if let Some((ScaleAt::Store, s)) = scale {
                     let bitrev_flag = s.args().4 != 0;
                     v *= scale_factor(tw, s, if bitrev_flag { bitrev(idx, log_n) } else { idx });
@@ -350,6 +379,18 @@ mod tests {
             // Tables fit the exponents the kernel forms.
             let lay = Layout::new(log_n);
             assert!(lay.len < 1 << 18, "tables at 2^{log_n}: {} elements", lay.len);
+        }
+    }
+
+    #[test]
+    fn swizzle_is_a_permutation_of_each_shared_array() {
+        for units in [2u32 << (MAX_LOG_POINTS - 1), 2 << MAX_LOG_POINTS] {
+            let mut seen = vec![false; units as usize];
+            for u in 0..units {
+                let p = super::emulate::swizzle(u) as usize;
+                assert!(p < units as usize && !seen[p], "unit {u} -> {p} of {units}");
+                seen[p] = true;
+            }
         }
     }
 
