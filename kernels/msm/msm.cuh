@@ -65,14 +65,6 @@ KILN_DEV void for_each_digit(const fr_t& k, uint32_t c, uint32_t windows, Fn f) 
     }
 }
 
-template <class F>
-KILN_DEV void add_signed(xyzz_t<F>& acc, const affine_t<F>* bases, uint32_t entry) {
-    affine_t<F> p = bases[entry & ~MSM_SIGN];
-    if (kiln_curve::affine_is_zero(p)) return;
-    if (entry & MSM_SIGN) p.y = F::neg(p.y);
-    madd<F>(acc, p);
-}
-
 // Largest b in [0, nb) with off[b] <= pos (off is non-decreasing, off[0] = 0 <= pos), skipping
 // empty buckets: the bucket whose range holds pos.
 KILN_DEV uint32_t bucket_of(const uint32_t* off, uint32_t nb, uint32_t pos) {
@@ -84,7 +76,30 @@ KILN_DEV uint32_t bucket_of(const uint32_t* off, uint32_t nb, uint32_t pos) {
     return lo;
 }
 
+// The base of a sorted entry, negated when the entry carries MSM_SIGN (neg keeps infinity 0).
 template <class F>
+KILN_DEV affine_t<F> signed_base(const affine_t<F>* bases, uint32_t entry) {
+    affine_t<F> p = bases[entry & ~MSM_SIGN];
+    if (entry & MSM_SIGN) p.y = F::neg(p.y);
+    return p;
+}
+
+// acc += p: inlined into the caller when INLINE (the hot accumulate loop of G1, where a call
+// would pass the 192-byte accumulator through local memory on every addition), else a call.
+template <class F, bool INLINE>
+KILN_DEV void madd_maybe_inline(xyzz_t<F>& acc, const affine_t<F>& p) {
+    if constexpr (INLINE) {
+        kiln_curve::xyzz_add_affine(acc, p);
+    } else {
+        madd<F>(acc, p);
+    }
+}
+
+// One thread per chunk [t*S, t*S + S) of window w's sorted list. The next base is loaded
+// while the current one is added (its DRAM latency hides behind ~10 products), and after the
+// first bucket the next non-empty bucket is found by walking the offsets forward (one cached
+// read per bucket) instead of a binary search per run.
+template <class F, bool INLINE>
 KILN_DEV void accumulate(const affine_t<F>* bases, const uint32_t* sorted, const uint32_t* offsets, uint32_t n,
                          uint32_t nb, uint32_t windows, uint32_t S, uint32_t chunks, xyzz_t<F>* buckets,
                          xyzz_t<F>* head, xyzz_t<F>* tail, uint32_t* head_b, uint32_t* tail_b) {
@@ -100,13 +115,19 @@ KILN_DEV void accumulate(const affine_t<F>* bases, const uint32_t* sorted, const
     head_b[slot] = MSM_NONE;
     tail_b[slot] = MSM_NONE;
     if (start >= total) return;
+    uint32_t b = bucket_of(off, nb, start);
     uint32_t pos = start;
-    while (pos < end) {
-        uint32_t b = bucket_of(off, nb, pos);
-        uint32_t bs = off[b], be = off[b + 1];
-        uint32_t stop = min(be, end);
+    affine_t<F> next = signed_base<F>(bases, list[pos]);
+    while (true) {
+        const uint32_t bs = off[b], be = off[b + 1];
+        const uint32_t stop = min(be, end);
         xyzz_t<F> acc = kiln_curve::xyzz_zero<F>();
-        for (uint32_t j = pos; j < stop; j++) add_signed<F>(acc, bases, list[j]);
+#pragma unroll 1
+        for (uint32_t j = pos; j < stop; j++) {
+            const affine_t<F> p = next;
+            if (j + 1 < end) next = signed_base<F>(bases, list[j + 1]);
+            madd_maybe_inline<F, INLINE>(acc, p);
+        }
         if (bs < start) {
             head[slot] = acc;
             head_b[slot] = b;
@@ -117,6 +138,11 @@ KILN_DEV void accumulate(const affine_t<F>* bases, const uint32_t* sorted, const
             buckets[(size_t)w * nb + b] = acc;
         }
         pos = stop;
+        if (pos >= end) break;
+        // pos = be = off[b + 1] < end <= total = off[nb]: the next bucket holding pos is the
+        // last b' > b with off[b'] <= pos, and off[nb] > pos bounds the walk.
+        b++;
+        while (off[b + 1] <= pos) b++;
     }
 }
 
@@ -156,13 +182,16 @@ KILN_DEV void bucket_reduce(const xyzz_t<F>* buckets, uint32_t nb, uint32_t wind
         add<F>(running, B[j - 1]);
         add<F>(acc, running);
     }
-    // acc = Σ (j - lo + 1)·B_j; add lo·running by double-and-add.
-    xyzz_t<F> m = kiln_curve::xyzz_zero<F>();
-    for (int bit = 31; bit >= 0; bit--) {
-        dbl<F>(m);
-        if ((lo >> bit) & 1) add<F>(m, running);
+    // acc = Σ (j - lo + 1)·B_j; add lo·running by double-and-add from lo's top set bit (a
+    // doubling costs ~10 products even of zero, so the 31 - log2(lo) leading ones are skipped).
+    if (lo != 0) {
+        xyzz_t<F> m = running;
+        for (int bit = 30 - __clz(lo); bit >= 0; bit--) {
+            dbl<F>(m);
+            if ((lo >> bit) & 1) add<F>(m, running);
+        }
+        add<F>(acc, m);
     }
-    add<F>(acc, m);
     out[(size_t)w * segs + g] = acc;
 }
 

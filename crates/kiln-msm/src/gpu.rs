@@ -22,20 +22,30 @@ use crate::MsmError;
 /// Curve-independent kernels (kernels/msm/sort.cu); the curve kernels are in `msm_g1` / `msm_g2`.
 const SORT_MODULE: &str = "msm_sort";
 const BLOCK: u32 = 256;
+/// Threads per block of `msm_accumulate_*`: must equal MSM_ACC_BLOCK in
+/// kernels/msm/curve_kernels.cuh (the kernel's `__launch_bounds__`; more threads fail to launch).
+const ACC_BLOCK: u32 = 128;
 /// Total accumulate threads (all windows) a plan aims at: ~4 waves of a 132-SM GPU.
 const TARGET_CHUNK_THREADS: usize = 1 << 19;
-/// Total bucket-reduction threads a plan aims at.
-const TARGET_SEGMENT_THREADS: usize = 1 << 14;
+/// Total bucket-reduction threads a plan aims at (about one wave of a 132-SM GPU)...
+const TARGET_SEGMENT_THREADS: usize = 1 << 16;
+/// ...but no segment shorter than this: each segment also pays ~1.5·log2(lo) additions to
+/// scale its running sum by its first bucket index lo.
+const MIN_SEGMENT: usize = 64;
 /// Smallest chunk of sorted entries per accumulate thread.
 const MIN_CHUNK: usize = 32;
-/// First fan-in of the per-window segment sums.
-const FAN: usize = 32;
+/// First fan-in of the per-window segment sums (and of the ones of the split path): about the
+/// square root of the segments per window, so both single-thread summing levels stay short.
+const FAN: usize = 64;
 /// Threads summing the bases whose scalar is 1.
 const ONES_THREADS: usize = 1 << 14;
 /// Smallest window size.
 const MIN_C: u32 = 2;
-/// Largest window size.
-const MAX_C: u32 = 16;
+/// Largest window size (2^26 points choose 20; larger sizes are not tested).
+const MAX_C: u32 = 20;
+/// Mixed-add equivalents per bucket of the reduction: 2 full XYZZ additions (14 products each
+/// against 10 for a mixed add) plus the fix-up, the bucket store and reload.
+const REDUCE_COST_PER_BUCKET: f64 = 4.0;
 
 /// Which group an MSM runs in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -93,10 +103,14 @@ pub struct Plan {
     pub n: usize,
 }
 
-/// The window size for `n` points: minimises `windows × (n + 1.5·2^c)` (mixed adds into
-/// buckets + the ~2 full adds per bucket of the running-sum reduction). Non-decreasing in n.
+/// The window size for `n` points: minimises `windows × (n + 4·2^(c−1))` (n mixed adds into
+/// buckets per window + the reduction of its `2^(c−1)` buckets, [`REDUCE_COST_PER_BUCKET`]
+/// each). Non-decreasing in n. E.g. 2^20 → 16, 2^24 and 2^26 → 20 (13 windows instead of 16).
 pub fn window_bits(n: usize) -> u32 {
-    let cost = |c: u32| (256usize.div_ceil(c as usize) as f64) * (n as f64 + 1.5 * (1u64 << c) as f64);
+    let cost = |c: u32| {
+        let buckets = (1u64 << (c - 1)) as f64;
+        (256usize.div_ceil(c as usize) as f64) * (n as f64 + REDUCE_COST_PER_BUCKET * buckets)
+    };
     (MIN_C..=MAX_C).min_by(|a, b| cost(*a).total_cmp(&cost(*b))).unwrap_or(MAX_C)
 }
 
@@ -123,7 +137,7 @@ impl Plan {
         let buckets = 1usize << (c - 1);
         let chunks = n.div_ceil(MIN_CHUNK).clamp(1, (TARGET_CHUNK_THREADS / windows).max(1));
         let chunk_len = n.div_ceil(chunks).max(1);
-        let segment_len = (buckets * windows).div_ceil(TARGET_SEGMENT_THREADS).clamp(1, buckets);
+        let segment_len = (buckets * windows).div_ceil(TARGET_SEGMENT_THREADS).max(MIN_SEGMENT).clamp(1, buckets);
         let segments = buckets.div_ceil(segment_len);
         Plan { c, windows, buckets, chunks, chunk_len, segment_len, segments, n }
     }
@@ -409,9 +423,13 @@ fn ptr<T>(buf: &CudaSlice<T>, stream: &Arc<CudaStream>) -> u64 {
 }
 
 fn grid(x: usize, y: usize) -> LaunchConfig {
+    grid_of(x, y, BLOCK)
+}
+
+fn grid_of(x: usize, y: usize, block: u32) -> LaunchConfig {
     LaunchConfig {
-        grid_dim: ((x as u32).div_ceil(BLOCK).max(1), y as u32, 1),
-        block_dim: (BLOCK, 1, 1),
+        grid_dim: ((x as u32).div_ceil(block).max(1), y as u32, 1),
+        block_dim: (block, 1, 1),
         shared_mem_bytes: 0,
     }
 }
@@ -578,7 +596,7 @@ impl MsmContext {
         let (head_b, tail_b) = (ptr(&self.head_b, s), ptr(&self.tail_b, s));
         let (segs_p, fan_p, wsum, out) =
             (ptr(&self.segs, s), ptr(&self.fan, s), ptr(&self.window_sums, s), ptr(&self.out, s));
-        launch!(self, self.k.accumulate, grid(plan.chunks, plan.windows), "msm_accumulate";
+        launch!(self, self.k.accumulate, grid_of(plan.chunks, plan.windows, ACC_BLOCK), "msm_accumulate";
             bases_p, sorted, offsets, n, nb, w, chunk_len, chunks, buckets, head, tail, head_b, tail_b);
         launch!(self, self.k.fixup, grid(plan.buckets, plan.windows), "msm_bucket_fixup";
             offsets, nb, w, chunk_len, chunks, buckets, head, tail);
@@ -821,6 +839,7 @@ mod tests {
             let n = 1usize << log;
             let top = Sizes::of_plan(&Plan::new(n)).bytes(Curve::G1);
             let cap = scratch_bytes(n, Curve::G1);
+            println!("2^{log}: {:?}", Plan::new(n));
             println!(
                 "2^{log}: G1 scratch {:.1} MiB (top plan {:.1} MiB)",
                 cap as f64 / 1048576.0,
