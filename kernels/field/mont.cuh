@@ -141,6 +141,88 @@ KILN_DEV typename P::T mul(const typename P::T& a, const typename P::T& b) {
     return r;
 }
 
+// Montgomery square a * a / R mod m: the 2N-limb square with each cross product a_i·a_j
+// (i < j) computed once and doubled (N(N-1) + 2N IMAD instead of 2N^2), then a Montgomery
+// reduction of its low half only, as (T + Q·m) / R = T_hi + (T_lo + Q·m) / R for T = T_lo +
+// T_hi·R. For N = 12: ~456 IMAD against ~588 for mul(a, a).
+//
+// Bounds (m < 2^(32N-1), a < m): T = a^2 < m^2 < 2^(64N), so no chain carries out of t[2N-1].
+// Rows 0..i of cross products sum to < 2^(32(N+i+1)), so row i's carries stop at t[i+N].
+// The reduction of T_lo (< R) runs on a sliding window of N+1 limbs as in mul: before each
+// shift u + q·m < 2^(32N) + 2^32·m < 2^(32(N+1)); at the end u = (T_lo + Q·m)/R <= m and
+// T_hi = floor(T/R) < m, so T_hi + u < 2m < 2^(32N) and one conditional subtraction finishes.
+template <class P>
+KILN_DEV typename P::T sqr(const typename P::T& x) {
+    constexpr int N = P::N;
+    static_assert(N >= 3, "sqr needs at least three limbs");
+    const uint32_t* a = x.limb;
+    uint32_t t[2 * N];
+#pragma unroll
+    for (int k = 0; k < 2 * N; k++) t[k] = 0;
+
+    // Cross products: row i adds a_i * a_j (j > i) at limb i + j.
+#pragma unroll
+    for (int i = 0; i < N - 1; i++) {
+        t[2 * i + 1] = mad_lo_cc(a[i], a[i + 1], t[2 * i + 1]);
+#pragma unroll
+        for (int j = i + 2; j < N; j++) t[i + j] = madc_lo_cc(a[i], a[j], t[i + j]);
+        t[i + N] = addc(t[i + N], 0);  // t[i+N] is still 0 here: it takes the carry
+        if (i == N - 2) {
+            // One product: its high word lands on t[2N-2] = t[i+N]; no carry can leave it.
+            t[i + N] = mad_hi_cc(a[i], a[N - 1], t[i + N]);
+        } else {
+            t[2 * i + 2] = mad_hi_cc(a[i], a[i + 1], t[2 * i + 2]);
+#pragma unroll
+            for (int j = i + 2; j < N - 1; j++) t[i + j + 1] = madc_hi_cc(a[i], a[j], t[i + j + 1]);
+            t[i + N] = madc_hi(a[i], a[N - 1], t[i + N]);
+        }
+    }
+    // Double the cross products (t[0] = 0, t[2N-1] = 0 before: the top bit moves into it).
+    t[1] = add_cc(t[1], t[1]);
+#pragma unroll
+    for (int k = 2; k < 2 * N - 1; k++) t[k] = addc_cc(t[k], t[k]);
+    t[2 * N - 1] = addc(0, 0);
+    // Add the squares a_i^2 at limbs 2i, 2i+1: one carry chain.
+    t[0] = mad_lo_cc(a[0], a[0], t[0]);
+    t[1] = madc_hi_cc(a[0], a[0], t[1]);
+#pragma unroll
+    for (int i = 1; i < N - 1; i++) {
+        t[2 * i] = madc_lo_cc(a[i], a[i], t[2 * i]);
+        t[2 * i + 1] = madc_hi_cc(a[i], a[i], t[2 * i + 1]);
+    }
+    t[2 * N - 2] = madc_lo_cc(a[N - 1], a[N - 1], t[2 * N - 2]);
+    t[2 * N - 1] = madc_hi(a[N - 1], a[N - 1], t[2 * N - 1]);
+
+    // Reduce T_lo = t[0..N) on the window u = t[i..i+N] (u[N] = 0 at each row's start).
+    uint32_t u[N + 1];
+#pragma unroll
+    for (int j = 0; j < N; j++) u[j] = t[j];
+    u[N] = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        uint32_t q = mul_lo(u[0], P::M0);
+        (void)mad_lo_cc(q, P::mod(0), u[0]);  // low word is 0 by construction; keep its carry
+#pragma unroll
+        for (int j = 1; j < N; j++) u[j] = madc_lo_cc(q, P::mod(j), u[j]);
+        u[N] = addc(u[N], 0);
+        u[1] = mad_hi_cc(q, P::mod(0), u[1]);
+#pragma unroll
+        for (int j = 1; j < N - 1; j++) u[j + 1] = madc_hi_cc(q, P::mod(j), u[j + 1]);
+        u[N] = madc_hi(q, P::mod(N - 1), u[N]);
+#pragma unroll
+        for (int j = 0; j < N; j++) u[j] = u[j + 1];
+        u[N] = 0;
+    }
+    // r = T_hi + u (< 2m: no carry out), then one conditional subtraction.
+    typename P::T r;
+    r.limb[0] = add_cc(u[0], t[N]);
+#pragma unroll
+    for (int j = 1; j < N - 1; j++) r.limb[j] = addc_cc(u[j], t[N + j]);
+    r.limb[N - 1] = addc(u[N - 1], t[2 * N - 1]);
+    reduce_once<P>(r.limb);
+    return r;
+}
+
 template <class P>
 KILN_DEV typename P::T from_limbs_one() {
     typename P::T r;
