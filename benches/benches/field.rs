@@ -1,4 +1,4 @@
-//! GPU benchmark of the field layer: Fr and Fp Montgomery products per second and G1/G2
+//! GPU benchmark of the field layer: Fr and Fp Montgomery products (and Fp squarings) per second and G1/G2
 //! XYZZ mixed additions per second, with the ratio to the H200 integer ceiling
 //! (ARCHITECTURE.md §6: ≈ 16.7 T IMAD/s; an Fp product ≈ 576 IMAD, an Fr product ≈ 256).
 //! Bars (issue 3): Fp products ≥ 50 % of the ceiling, G1 mixed adds ≥ 1.5 G/s.
@@ -37,8 +37,19 @@ fn cfg(threads: u32) -> LaunchConfig {
     LaunchConfig { grid_dim: (threads.div_ceil(BLOCK), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 }
 }
 
+/// What a chain kernel computes per step.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Chain {
+    /// `acc = acc * m`.
+    Mul,
+    /// `acc = acc^2` (the `mul` input is ignored).
+    Sqr,
+}
+
 /// Products per second of `kernel` (fr or fp chain); checks thread 0 and the last thread first.
+#[allow(clippy::too_many_arguments)]
 fn mul_rate<T: DeviceLayout + Field>(
+    chain: Chain,
     device: &Device,
     kernel: &str,
     threads: u32,
@@ -71,7 +82,11 @@ fn mul_rate<T: DeviceLayout + Field>(
     let got: Vec<T> = download(&stream, &out)?;
     for t in [0, n - 1] {
         for k in 0..LANES {
-            let want = init[LANES * t + k] * mul[t] * mul[t] * mul[t];
+            let x = init[LANES * t + k];
+            let want = match chain {
+                Chain::Mul => x * mul[t] * mul[t] * mul[t],
+                Chain::Sqr => x.square().square().square(),
+            };
             if got[LANES * t + k] != want {
                 return Err(
                     format!("{kernel}: thread {t} lane {k} differs from blstrs; not timing a wrong kernel").into()
@@ -169,11 +184,13 @@ fn main() -> Res<()> {
     // Enough threads to fill every SM several times over.
     let threads = sms * 8 * BLOCK;
     let mut rows = Vec::new();
-    mul_rate::<Scalar>(&device, "bench_fr_mul", threads, 2000, &mut rows, "Fr mont mul", 256.0)?;
-    mul_rate::<Fp>(&device, "bench_fp_mul", threads, 1000, &mut rows, "Fp mont mul", 576.0)?;
+    mul_rate::<Scalar>(Chain::Mul, &device, "bench_fr_mul", threads, 2000, &mut rows, "Fr mont mul", 256.0)?;
+    mul_rate::<Fp>(Chain::Mul, &device, "bench_fp_mul", threads, 1000, &mut rows, "Fp mont mul", 576.0)?;
     if let Some(r) = rows.last() {
         println!("bar: Fp products >= 50% of the ceiling: {}", r.note);
     }
+    // The dedicated squaring (kiln_mont::sqr): 132 cross + 24 square + 300 reduction IMAD.
+    mul_rate::<Fp>(Chain::Sqr, &device, "bench_fp_sqr", threads, 1000, &mut rows, "Fp mont sqr", 456.0)?;
     add_rate::<G1Projective, G1Affine>(
         &device,
         "bench_g1_add_affine",
