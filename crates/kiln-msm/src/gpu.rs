@@ -21,7 +21,10 @@ use crate::MsmError;
 
 /// Curve-independent kernels (kernels/msm/sort.cu); the curve kernels are in `msm_g1` / `msm_g2`.
 const SORT_MODULE: &str = "msm_sort";
-const BLOCK: u32 = 256;
+/// Threads per block of the other kernels. 128, not 256: the G1 reduction kernels use
+/// 134–155 registers, so a 256-thread block (~37k registers) leaves one block = 8 warps per
+/// SM, while 128-thread blocks fit 3 = 12 warps. A multiple of 32 (msm_classify needs it).
+const BLOCK: u32 = 128;
 /// Threads per block of `msm_accumulate_*`: must equal MSM_ACC_BLOCK in
 /// kernels/msm/curve_kernels.cuh (the kernel's `__launch_bounds__`; more threads fail to launch).
 const ACC_BLOCK: u32 = 128;
