@@ -119,7 +119,8 @@ ntt_pass(fr_t* a, const fr_t* tw, uint32_t log_n, uint32_t L, uint32_t ks, uint3
     for (uint32_t step = 0; step < ks; step++) {
         const uint32_t t = dit ? step : (ks - 1 - step);  // local stage
         const uint32_t hm = 1u << t;                       // half-span in j units
-        // This stage's twiddles: tws[r·G + g] = ω^((r·2^L + lo_base + g) · 2^(log_n-1-s)), r < hm.
+        // This stage's twiddles (global stage s = L + t):
+        // tws[r·G + g] = ω^((r·2^L + lo_base + g) · 2^(log_n-1-s)), r < hm.
         // When L == 0 (then G == 1 and lo_base == 0) stage t's table is the top stage's read with
         // stride 2^(ks-1-t): ω^(r·2^(log_n-1-t)) = ω^((r·2^(ks-1-t))·2^(log_n-ks)). Built once, at
         // step 0, it saves about half of that pass's table products.

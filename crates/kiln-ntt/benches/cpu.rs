@@ -1,5 +1,5 @@
 //! CPU bench: kiln's `cpu::fft` against bellperson's `EvaluationDomain::fft` on the same
-//! input, at 2^16 and 2^18. Criterion reports each; the summary at the end prints the ratio
+//! input, at 2^16 and 2^20. Criterion reports each; the summary at the end prints the ratio
 //! (kiln / bellperson, median of interleaved runs in this one process, so both see the
 //! same machine state).
 
@@ -27,7 +27,7 @@ fn main() {
     let mut c = Criterion::default().sample_size(10).configure_from_args();
     let worker = Worker::new();
     let mut summary = Vec::new();
-    for log_n in [16u32, 18] {
+    for log_n in [16u32, 20] {
         let d = Domain::new(log_n).expect("domain");
         let input = inputs(log_n);
         // Same result first: a fast wrong transform must not report.
