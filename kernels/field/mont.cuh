@@ -84,143 +84,115 @@ KILN_DEV typename P::T neg(const typename P::T& a) {
     return r;
 }
 
-// Montgomery product a * b / R mod m, CIOS (coarsely integrated operand scanning) with
-// separate lo and hi carry chains per row (mad.lo.cc ... then madc.hi.cc ...), so each
-// chain is one uninterrupted run of carry-propagating IMADs.
+// Montgomery product a * b / R mod m: CIOS (coarsely integrated operand scanning) with the
+// running sum t kept in two arrays, so that the low and high words of each 32x32-bit product
+// sit next to each other in one carry chain:
+//   t = sum_k ev[k]·2^(32k) + sum_k od[k]·2^(32(k+1)),
+// where ev takes the products of the even limbs of a (and of m) and od those of the odd
+// limbs. A `mad.lo.cc; madc.hi.cc` pair on adjacent limbs of one array becomes a single
+// IMAD.WIDE.U32(.X) in SASS, with the carry between pairs kept in the flag: no separate
+// high-word multiply and no IADD3.X to move carries (a 12-limb product with one array and
+// separate lo/hi chains compiled to ~1000 instructions; this one to about half).
 //
-// Bounds: at the start of row i, t < 2m < 2^(32N) (t[N] = 0). After t += a*b_i and
-// t += q*m the value is < 2m + 2(2^32-1)m < 2^(32N+32) (m < 2^(32N-1)), so N+1 limbs
-// hold it and no chain carries out of t[N]; after the shift by one limb t < 2m again.
+// Each row adds a·b_i and q·m (q making t ≡ 0 mod 2^32), then divides by 2^32. After the
+// division the two arrays trade places: od (positions 1..N) becomes the new ev (positions
+// 0..N-1) and ev[2..N] the new od; ev[1], which lands on position 0, is the `spill`, added
+// to the new ev[0] at the start of the next row with its carry passed straight into the od
+// chain (od[0] is position 1).
+//
+// Bounds (m < 2^(32N-1), as in the textbook CIOS): t < 2m at the start of each row and
+// t < 2^(32N+32) before the division, and ev, od and spill are non-negative parts of t.
+// So od·2^32 <= t gives od < 2^(32N): od's chains never carry out of od[N-1]; ev needs one
+// extra limb ev[N] for its carries. At the end t < 2m < 2^(32N) and one conditional
+// subtraction finishes.
 template <class P>
-KILN_DEV typename P::T mul(const typename P::T& a, const typename P::T& b) {
+KILN_DEV typename P::T mul(const typename P::T& x, const typename P::T& y) {
     constexpr int N = P::N;
-    uint32_t t[N + 1];
+    static_assert(N % 2 == 0, "mul pairs limbs: N must be even");
+    const uint32_t* a = x.limb;
+    const uint32_t* b = y.limb;
+    uint32_t ev[N + 1], od[N], spill = 0;
 
-    // Row 0: t = a * b_0 (nothing to accumulate yet).
-    {
-        uint32_t bi = b.limb[0];
-#pragma unroll
-        for (int j = 0; j < N; j++) t[j] = mul_lo(a.limb[j], bi);
-        t[1] = mad_hi_cc(a.limb[0], bi, t[1]);
-#pragma unroll
-        for (int j = 1; j < N - 1; j++) t[j + 1] = madc_hi_cc(a.limb[j], bi, t[j + 1]);
-        t[N] = madc_hi(a.limb[N - 1], bi, 0);
-    }
 #pragma unroll
     for (int i = 0; i < N; i++) {
-        if (i > 0) {
-            // t += a * b_i (t[N] is 0 here)
-            uint32_t bi = b.limb[i];
-            t[0] = mad_lo_cc(a.limb[0], bi, t[0]);
+        uint32_t bi = b[i];
+        if (i == 0) {
+            // t = a·b_0.
 #pragma unroll
-            for (int j = 1; j < N; j++) t[j] = madc_lo_cc(a.limb[j], bi, t[j]);
-            t[N] = addc(0, 0);
-            t[1] = mad_hi_cc(a.limb[0], bi, t[1]);
+            for (int j = 0; j < N; j += 2) {
+                ev[j] = mul_lo(a[j], bi);
+                ev[j + 1] = mul_hi(a[j], bi);
+                od[j] = mul_lo(a[j + 1], bi);
+                od[j + 1] = mul_hi(a[j + 1], bi);
+            }
+            ev[N] = 0;
+        } else {
+            // t += spill + a·b_i. ev[N] and od[N-1] are 0 here (fresh after the swap).
+            ev[0] = add_cc(ev[0], spill);
 #pragma unroll
-            for (int j = 1; j < N - 1; j++) t[j + 1] = madc_hi_cc(a.limb[j], bi, t[j + 1]);
-            t[N] = madc_hi(a.limb[N - 1], bi, t[N]);
+            for (int j = 0; j < N - 2; j += 2) {
+                od[j] = madc_lo_cc(a[j + 1], bi, od[j]);
+                od[j + 1] = madc_hi_cc(a[j + 1], bi, od[j + 1]);
+            }
+            od[N - 2] = madc_lo_cc(a[N - 1], bi, od[N - 2]);
+            od[N - 1] = madc_hi(a[N - 1], bi, od[N - 1]);
+            ev[0] = mad_lo_cc(a[0], bi, ev[0]);
+            ev[1] = madc_hi_cc(a[0], bi, ev[1]);
+#pragma unroll
+            for (int j = 2; j < N; j += 2) {
+                ev[j] = madc_lo_cc(a[j], bi, ev[j]);
+                ev[j + 1] = madc_hi_cc(a[j], bi, ev[j + 1]);
+            }
+            ev[N] = addc(0, 0);
         }
-        // t += q * m with q chosen so that t[0] becomes 0, then t >>= 32.
-        uint32_t q = mul_lo(t[0], P::M0);
-        (void)mad_lo_cc(q, P::mod(0), t[0]);  // low word is 0 by construction; keep its carry
+        // t += q·m, q = t·(-m^-1) mod 2^32: afterwards ev[0] = 0.
+        uint32_t q = mul_lo(ev[0], P::M0);
+        ev[0] = mad_lo_cc(q, P::mod(0), ev[0]);
+        ev[1] = madc_hi_cc(q, P::mod(0), ev[1]);
 #pragma unroll
-        for (int j = 1; j < N; j++) t[j] = madc_lo_cc(q, P::mod(j), t[j]);
-        t[N] = addc(t[N], 0);
-        t[1] = mad_hi_cc(q, P::mod(0), t[1]);
+        for (int j = 2; j < N; j += 2) {
+            ev[j] = madc_lo_cc(q, P::mod(j), ev[j]);
+            ev[j + 1] = madc_hi_cc(q, P::mod(j), ev[j + 1]);
+        }
+        ev[N] = addc(ev[N], 0);
+        od[0] = mad_lo_cc(q, P::mod(1), od[0]);
+        od[1] = madc_hi_cc(q, P::mod(1), od[1]);
 #pragma unroll
-        for (int j = 1; j < N - 1; j++) t[j + 1] = madc_hi_cc(q, P::mod(j), t[j + 1]);
-        t[N] = madc_hi(q, P::mod(N - 1), t[N]);
+        for (int j = 2; j < N - 2; j += 2) {
+            od[j] = madc_lo_cc(q, P::mod(j + 1), od[j]);
+            od[j + 1] = madc_hi_cc(q, P::mod(j + 1), od[j + 1]);
+        }
+        od[N - 2] = madc_lo_cc(q, P::mod(N - 1), od[N - 2]);
+        od[N - 1] = madc_hi(q, P::mod(N - 1), od[N - 1]);
+        // t /= 2^32: swap the arrays' roles (see above).
+        spill = ev[1];
+        uint32_t next_od[N];
 #pragma unroll
-        for (int j = 0; j < N; j++) t[j] = t[j + 1];
-        t[N] = 0;
+        for (int k = 0; k < N - 1; k++) next_od[k] = ev[k + 2];
+        next_od[N - 1] = 0;
+#pragma unroll
+        for (int k = 0; k < N; k++) ev[k] = od[k];
+        ev[N] = 0;
+#pragma unroll
+        for (int k = 0; k < N; k++) od[k] = next_od[k];
     }
+    // t = spill + ev + od·2^32 (< 2m < 2^(32N): no carry out).
     typename P::T r;
+    r.limb[0] = add_cc(ev[0], spill);
 #pragma unroll
-    for (int j = 0; j < N; j++) r.limb[j] = t[j];
+    for (int k = 1; k < N - 1; k++) r.limb[k] = addc_cc(ev[k], od[k - 1]);
+    r.limb[N - 1] = addc(ev[N - 1], od[N - 2]);
     reduce_once<P>(r.limb);
     return r;
 }
 
-// Montgomery square a * a / R mod m: the 2N-limb square with each cross product a_i·a_j
-// (i < j) computed once and doubled (N(N-1) + 2N IMAD instead of 2N^2), then a Montgomery
-// reduction of its low half only, as (T + Q·m) / R = T_hi + (T_lo + Q·m) / R for T = T_lo +
-// T_hi·R. For N = 12: ~456 IMAD against ~588 for mul(a, a).
-//
-// Bounds (m < 2^(32N-1), a < m): T = a^2 < m^2 < 2^(64N), so no chain carries out of t[2N-1].
-// Rows 0..i of cross products sum to < 2^(32(N+i+1)), so row i's carries stop at t[i+N].
-// The reduction of T_lo (< R) runs on a sliding window of N+1 limbs as in mul: before each
-// shift u + q·m < 2^(32N) + 2^32·m < 2^(32(N+1)); at the end u = (T_lo + Q·m)/R <= m and
-// T_hi = floor(T/R) < m, so T_hi + u < 2m < 2^(32N) and one conditional subtraction finishes.
+// Montgomery square. A dedicated squaring (cross products once, doubled) needs fewer
+// multiplies, but its carry chains cannot pair low and high words the way `mul` does: it
+// compiled to ~970 SASS instructions per Fp square against ~400 for mul(a, a). So a square is
+// a product until a squaring with paired chains beats it.
 template <class P>
 KILN_DEV typename P::T sqr(const typename P::T& x) {
-    constexpr int N = P::N;
-    static_assert(N >= 3, "sqr needs at least three limbs");
-    const uint32_t* a = x.limb;
-    uint32_t t[2 * N];
-#pragma unroll
-    for (int k = 0; k < 2 * N; k++) t[k] = 0;
-
-    // Cross products: row i adds a_i * a_j (j > i) at limb i + j.
-#pragma unroll
-    for (int i = 0; i < N - 1; i++) {
-        t[2 * i + 1] = mad_lo_cc(a[i], a[i + 1], t[2 * i + 1]);
-#pragma unroll
-        for (int j = i + 2; j < N; j++) t[i + j] = madc_lo_cc(a[i], a[j], t[i + j]);
-        t[i + N] = addc(t[i + N], 0);  // t[i+N] is still 0 here: it takes the carry
-        if (i == N - 2) {
-            // One product: its high word lands on t[2N-2] = t[i+N]; no carry can leave it.
-            t[i + N] = mad_hi_cc(a[i], a[N - 1], t[i + N]);
-        } else {
-            t[2 * i + 2] = mad_hi_cc(a[i], a[i + 1], t[2 * i + 2]);
-#pragma unroll
-            for (int j = i + 2; j < N - 1; j++) t[i + j + 1] = madc_hi_cc(a[i], a[j], t[i + j + 1]);
-            t[i + N] = madc_hi(a[i], a[N - 1], t[i + N]);
-        }
-    }
-    // Double the cross products (t[0] = 0, t[2N-1] = 0 before: the top bit moves into it).
-    t[1] = add_cc(t[1], t[1]);
-#pragma unroll
-    for (int k = 2; k < 2 * N - 1; k++) t[k] = addc_cc(t[k], t[k]);
-    t[2 * N - 1] = addc(0, 0);
-    // Add the squares a_i^2 at limbs 2i, 2i+1: one carry chain.
-    t[0] = mad_lo_cc(a[0], a[0], t[0]);
-    t[1] = madc_hi_cc(a[0], a[0], t[1]);
-#pragma unroll
-    for (int i = 1; i < N - 1; i++) {
-        t[2 * i] = madc_lo_cc(a[i], a[i], t[2 * i]);
-        t[2 * i + 1] = madc_hi_cc(a[i], a[i], t[2 * i + 1]);
-    }
-    t[2 * N - 2] = madc_lo_cc(a[N - 1], a[N - 1], t[2 * N - 2]);
-    t[2 * N - 1] = madc_hi(a[N - 1], a[N - 1], t[2 * N - 1]);
-
-    // Reduce T_lo = t[0..N) on the window u = t[i..i+N] (u[N] = 0 at each row's start).
-    uint32_t u[N + 1];
-#pragma unroll
-    for (int j = 0; j < N; j++) u[j] = t[j];
-    u[N] = 0;
-#pragma unroll
-    for (int i = 0; i < N; i++) {
-        uint32_t q = mul_lo(u[0], P::M0);
-        (void)mad_lo_cc(q, P::mod(0), u[0]);  // low word is 0 by construction; keep its carry
-#pragma unroll
-        for (int j = 1; j < N; j++) u[j] = madc_lo_cc(q, P::mod(j), u[j]);
-        u[N] = addc(u[N], 0);
-        u[1] = mad_hi_cc(q, P::mod(0), u[1]);
-#pragma unroll
-        for (int j = 1; j < N - 1; j++) u[j + 1] = madc_hi_cc(q, P::mod(j), u[j + 1]);
-        u[N] = madc_hi(q, P::mod(N - 1), u[N]);
-#pragma unroll
-        for (int j = 0; j < N; j++) u[j] = u[j + 1];
-        u[N] = 0;
-    }
-    // r = T_hi + u (< 2m: no carry out), then one conditional subtraction.
-    typename P::T r;
-    r.limb[0] = add_cc(u[0], t[N]);
-#pragma unroll
-    for (int j = 1; j < N - 1; j++) r.limb[j] = addc_cc(u[j], t[N + j]);
-    r.limb[N - 1] = addc(u[N - 1], t[2 * N - 1]);
-    reduce_once<P>(r.limb);
-    return r;
+    return mul<P>(x, x);
 }
 
 template <class P>
