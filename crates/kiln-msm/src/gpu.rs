@@ -14,7 +14,9 @@
 use std::sync::Arc;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
-use kiln_cuda::cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
+use kiln_cuda::cudarc::driver::{
+    CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
+};
 use kiln_cuda::{CudaResultExt, Device, alloc_poisoned, check_stream};
 
 use crate::MsmError;
@@ -408,6 +410,8 @@ pub struct MsmContext {
     ones_sum: CudaSlice<u8>,
     split_id: u64,
     scratch: usize,
+    /// With profiling on: an event recorded after each launch (see [`MsmContext::set_profiling`]).
+    profile: Option<Vec<(&'static str, CudaEvent)>>,
 }
 
 impl std::fmt::Debug for MsmContext {
@@ -444,12 +448,15 @@ fn u32_of(v: usize, what: &str) -> Result<u32, MsmError> {
 /// Launches `f` with `args` (all passed as 64-bit pointers or 32-bit values).
 macro_rules! launch {
     ($self:ident, $f:expr, $cfg:expr, $name:literal; $($arg:expr),* $(,)?) => {{
-        let mut b = $self.stream.launch_builder(&$f);
-        $( b.arg(&$arg); )*
-        // SAFETY: every argument matches the extern "C" signature of the kernel named in
-        // kernels/msm/*.cu (device pointers as u64, sizes as u32), every buffer was sized by
-        // `Sizes` for this plan, and the kernels bounds-check their thread indices.
-        unsafe { b.launch($cfg) }.ctx(concat!("cuLaunchKernel(", $name, ")"))?;
+        {
+            let mut b = $self.stream.launch_builder(&$f);
+            $( b.arg(&$arg); )*
+            // SAFETY: every argument matches the extern "C" signature of the kernel named in
+            // kernels/msm/*.cu (device pointers as u64, sizes as u32), every buffer was sized by
+            // `Sizes` for this plan, and the kernels bounds-check their thread indices.
+            unsafe { b.launch($cfg) }.ctx(concat!("cuLaunchKernel(", $name, ")"))?;
+        }
+        $self.mark($name)?;
     }};
 }
 
@@ -510,10 +517,52 @@ impl MsmContext {
             ones_sum: alloc_poisoned(&stream, x)?,
             split_id: 0,
             scratch: z.bytes(curve),
+            profile: None,
             stream,
         };
         check_stream(&ctx.stream)?;
         Ok(ctx)
+    }
+
+    /// Turns per-kernel timing on or off. While on, every launch records an event (a little
+    /// overhead per launch), and [`Self::take_profile`] returns the time of each kernel since
+    /// the last take: where an MSM's time goes, for benchmarks and tuning.
+    pub fn set_profiling(&mut self, on: bool) -> Result<(), MsmError> {
+        self.profile = None;
+        if on {
+            self.profile = Some(Vec::new());
+            self.mark("start")?;
+        }
+        Ok(())
+    }
+
+    /// Milliseconds per kernel name (summed over launches, in first-launch order) since
+    /// profiling was turned on or last taken; empty when profiling is off.
+    pub fn take_profile(&mut self) -> Result<Vec<(&'static str, f32)>, MsmError> {
+        let Some(events) = self.profile.take() else { return Ok(Vec::new()) };
+        let mut out: Vec<(&'static str, f32)> = Vec::new();
+        if let Some(last) = events.last() {
+            last.1.synchronize().ctx("cuEventSynchronize")?;
+        }
+        for pair in events.windows(2) {
+            let ms = pair[0].1.elapsed_ms(&pair[1].1).ctx("cuEventElapsedTime")?;
+            match out.iter_mut().find(|(n, _)| *n == pair[1].0) {
+                Some(e) => e.1 += ms,
+                None => out.push((pair[1].0, ms)),
+            }
+        }
+        self.set_profiling(true)?;
+        Ok(out)
+    }
+
+    /// Records a profiling event named `name` (the kernel just launched), if profiling is on.
+    fn mark(&mut self, name: &'static str) -> Result<(), MsmError> {
+        if let Some(events) = &mut self.profile {
+            let e = self.stream.context().new_event(None).ctx("cuEventCreate")?;
+            e.record(&self.stream).ctx("cuEventRecord")?;
+            events.push((name, e));
+        }
+        Ok(())
     }
 
     /// The stream every call of this context runs on.
@@ -555,6 +604,7 @@ impl MsmContext {
                 }
                 let mut dst = self.scalars.slice_mut(0..4 * s.len());
                 self.stream.memcpy_htod(scalar_words(s), &mut dst).ctx("cuMemcpyHtoDAsync(scalars)")?;
+                self.mark("upload scalars")?;
                 Ok(ptr(&self.scalars, &self.stream))
             }
             Scalars::Device(words, n) => {
@@ -580,6 +630,7 @@ impl MsmContext {
         let sorted = ptr(&self.sorted, &self.stream);
         let mut cview = self.counts.slice_mut(0..plan.windows * plan.buckets);
         self.stream.memset_zeros(&mut cview).ctx("cuMemsetD8Async(counts)")?;
+        self.mark("memset counts")?;
         launch!(self, self.k.histogram, grid(plan.n, 1), "msm_histogram"; scalars_ptr, n, c, w, counts);
         let scan_cfg = LaunchConfig { grid_dim: (w, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
         launch!(self, self.k.scan, scan_cfg, "msm_scan"; counts, nb, offsets, cursor);
