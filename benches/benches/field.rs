@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use ff::Field;
 use group::Group;
-use kiln_benches::{Row, median_of, print_table};
+use kiln_benches::{Row, median_of, print_table, push_row};
 use kiln_cuda::cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use kiln_cuda::{CudaResultExt, Device, StreamTimer, alloc_poisoned, check_stream};
 use kiln_field::{DeviceLayout, Fp, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
@@ -98,18 +98,21 @@ fn mul_rate<T: DeviceLayout + Field>(
     let products = n as f64 * LANES as f64 * f64::from(iters);
     let rate = products / (ms * 1e-3);
     let ceiling_rate = IMAD_CEILING / imad_per_product;
-    rows.push(Row {
-        op: name.into(),
-        size: format!("{products:.3e} products"),
-        median_ms: ms,
-        runs: RUNS,
-        floor_ms: Some(products / ceiling_rate * 1e3),
-        note: format!(
-            "{:.2} G products/s = {:.1}% of the IMAD ceiling ({imad_per_product} IMAD each)",
-            rate / 1e9,
-            100.0 * rate / ceiling_rate
-        ),
-    });
+    push_row(
+        rows,
+        Row {
+            op: name.into(),
+            size: format!("{products:.3e} products"),
+            median_ms: ms,
+            runs: RUNS,
+            floor_ms: Some(products / ceiling_rate * 1e3),
+            note: format!(
+                "{:.2} G products/s = {:.1}% of the IMAD ceiling ({imad_per_product} IMAD each)",
+                rate / 1e9,
+                100.0 * rate / ceiling_rate
+            ),
+        },
+    );
     Ok(())
 }
 
@@ -161,14 +164,17 @@ where
     let ms = median_of(WARMUP, RUNS, || run(&mut out, iters))?;
     let adds = n as f64 * LANES as f64 * f64::from(iters);
     let rate = adds / (ms * 1e-3);
-    rows.push(Row {
-        op: name.into(),
-        size: format!("{adds:.3e} adds"),
-        median_ms: ms,
-        runs: RUNS,
-        floor_ms: None,
-        note: format!("{:.3} G adds/s ({bar})", rate / 1e9),
-    });
+    push_row(
+        rows,
+        Row {
+            op: name.into(),
+            size: format!("{adds:.3e} adds"),
+            median_ms: ms,
+            runs: RUNS,
+            floor_ms: None,
+            note: format!("{:.3} G adds/s ({bar})", rate / 1e9),
+        },
+    );
     Ok(())
 }
 

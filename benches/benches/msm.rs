@@ -6,7 +6,7 @@
 
 use blstrs::{G1Projective, Scalar};
 use ff::Field;
-use kiln_benches::{Row, median_of, print_table};
+use kiln_benches::{Row, median_of, print_table, push_row};
 use kiln_cuda::{Device, StreamTimer};
 use kiln_field::DeviceLayout;
 use kiln_msm::dlog::{KnownDlog, random_scalars};
@@ -99,7 +99,7 @@ fn bench_curve(device: &std::sync::Arc<Device>, curve: Curve, logs: &[u32], rows
             (Curve::G2, 24) => " (bar 500)",
             _ => "",
         };
-        rows.push(row(op, log_n, ms, &ctx, n, bar));
+        push_row(rows, row(op, log_n, ms, &ctx, n, bar));
     }
 }
 
@@ -139,7 +139,7 @@ fn bench_split(device: &std::sync::Arc<Device>, log_n: u32, rows: &mut Vec<Row>)
     let mut r = row("msm G1 split 51/47/2", log_n, ms, &ctx, sp.others.max(1), "");
     r.floor_ms = None;
     r.note = format!("{} ones, {} others; {}", sp.ones, sp.others, r.note);
-    rows.push(r);
+    push_row(rows, r);
 }
 
 fn main() {

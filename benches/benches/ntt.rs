@@ -15,7 +15,7 @@ use std::sync::Arc;
 use blstrs::Scalar;
 use cudarc::driver::{CudaSlice, CudaStream};
 use ff::Field;
-use kiln_benches::{Row, median_of, print_table};
+use kiln_benches::{Row, median_of, print_table, push_row};
 use kiln_cuda::{CudaResultExt, Device, StreamTimer, alloc_pinned, check_stream};
 use kiln_field::DeviceLayout;
 use kiln_ntt::gpu::GpuDomain;
@@ -84,14 +84,17 @@ fn bench_size(device: &Arc<Device>, log_n: u32, rows: &mut Vec<Row>) {
         27 => " (bar 50, goal 35)",
         _ => "",
     };
-    rows.push(Row {
-        op: "ntt forward".into(),
-        size: format!("2^{log_n}"),
-        median_ms: ms,
-        runs: RUNS,
-        floor_ms: Some(transform_floor_ms(log_n)),
-        note: format!("{:.1} GB/s per pass over the data{bar}", (n * 64) as f64 / (ms * 1e6)),
-    });
+    push_row(
+        rows,
+        Row {
+            op: "ntt forward".into(),
+            size: format!("2^{log_n}"),
+            median_ms: ms,
+            runs: RUNS,
+            floor_ms: Some(transform_floor_ms(log_n)),
+            note: format!("{:.1} GB/s per pass over the data{bar}", (n * 64) as f64 / (ms * 1e6)),
+        },
+    );
     drop(buf);
 
     // H step: a, b, c evaluations → h in a.
@@ -113,18 +116,21 @@ fn bench_size(device: &Arc<Device>, log_n: u32, rows: &mut Vec<Row>) {
         Ok(t.stop_ms()? as f64)
     })
     .expect("timing h_step");
-    rows.push(Row {
-        op: "H step (7 NTT)".into(),
-        size: format!("2^{log_n}"),
-        median_ms: ms,
-        runs: RUNS,
-        floor_ms: Some(7.0 * transform_floor_ms(log_n)),
-        note: format!(
-            "checked vs CPU: {}{}",
-            if log_n <= H_CHECK_MAX_LOG { "yes" } else { "forward only" },
-            if log_n == 27 { " (bar 350, goal 250)" } else { "" }
-        ),
-    });
+    push_row(
+        rows,
+        Row {
+            op: "H step (7 NTT)".into(),
+            size: format!("2^{log_n}"),
+            median_ms: ms,
+            runs: RUNS,
+            floor_ms: Some(7.0 * transform_floor_ms(log_n)),
+            note: format!(
+                "checked vs CPU: {}{}",
+                if log_n <= H_CHECK_MAX_LOG { "yes" } else { "forward only" },
+                if log_n == 27 { " (bar 350, goal 250)" } else { "" }
+            ),
+        },
+    );
     let resident_ms = ms;
 
     // H step from pinned host memory: the uploads of a, b, c on a copy stream, overlapped with
@@ -151,32 +157,38 @@ fn bench_size(device: &Arc<Device>, log_n: u32, rows: &mut Vec<Row>) {
         Ok(t.stop_ms()? as f64)
     })
     .expect("timing uploads");
-    rows.push(Row {
-        op: "upload a, b, c (pinned)".into(),
-        size: format!("2^{log_n}"),
-        median_ms: up_ms,
-        runs: RUNS,
-        floor_ms: None,
-        note: format!("{:.1} GB/s host to device", (3 * n * 32) as f64 / (up_ms * 1e6)),
-    });
+    push_row(
+        rows,
+        Row {
+            op: "upload a, b, c (pinned)".into(),
+            size: format!("2^{log_n}"),
+            median_ms: up_ms,
+            runs: RUNS,
+            floor_ms: None,
+            note: format!("{:.1} GB/s host to device", (3 * n * 32) as f64 / (up_ms * 1e6)),
+        },
+    );
     let ms = median_of(2, RUNS, || -> Result<f64, NttError> {
         let t = StreamTimer::start(&stream)?;
         gd.h_step_from_host(&stream, &copy_stream, &pa, &pb, &pc, &mut da, &mut db, &mut dc)?;
         Ok(t.stop_ms()? as f64)
     })
     .expect("timing h_step_from_host");
-    rows.push(Row {
-        op: "H step from pinned host".into(),
-        size: format!("2^{log_n}"),
-        median_ms: ms,
-        runs: RUNS,
-        floor_ms: Some(resident_ms.max(up_ms)),
-        note: format!(
-            "incl. uploads; floor = max(resident, uploads); no overlap = {:.1} ms; checked vs CPU: {}",
-            resident_ms + up_ms,
-            if checked { "yes" } else { "no (size)" }
-        ),
-    });
+    push_row(
+        rows,
+        Row {
+            op: "H step from pinned host".into(),
+            size: format!("2^{log_n}"),
+            median_ms: ms,
+            runs: RUNS,
+            floor_ms: Some(resident_ms.max(up_ms)),
+            note: format!(
+                "incl. uploads; floor = max(resident, uploads); no overlap = {:.1} ms; checked vs CPU: {}",
+                resident_ms + up_ms,
+                if checked { "yes" } else { "no (size)" }
+            ),
+        },
+    );
 }
 
 fn main() {

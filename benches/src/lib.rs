@@ -52,12 +52,29 @@ pub fn print_table(title: &str, rows: &[Row]) {
     println!("| op | size | median ms | runs | floor ms | median/floor | note |");
     println!("| --- | --- | ---: | ---: | ---: | ---: | --- |");
     for r in rows {
-        let (floor, ratio) = match r.floor_ms {
-            Some(f) => (format!("{f:.3}"), format!("{:.2}", r.median_ms / f)),
+        println!("{}", r.line());
+    }
+}
+
+impl Row {
+    /// The row as a markdown table line.
+    pub fn line(&self) -> String {
+        let (floor, ratio) = match self.floor_ms {
+            Some(f) => (format!("{f:.3}"), format!("{:.2}", self.median_ms / f)),
             None => ("-".into(), "-".into()),
         };
-        println!("| {} | {} | {:.3} | {} | {floor} | {ratio} | {} |", r.op, r.size, r.median_ms, r.runs, r.note);
+        format!(
+            "| {} | {} | {:.3} | {} | {floor} | {ratio} | {} |",
+            self.op, self.size, self.median_ms, self.runs, self.note
+        )
     }
+}
+
+/// Adds a row and prints it to stderr at once, so a run cut short by a time limit still
+/// shows what it measured.
+pub fn push_row(rows: &mut Vec<Row>, row: Row) {
+    eprintln!("measured: {}", row.line());
+    rows.push(row);
 }
 
 #[cfg(test)]

@@ -558,7 +558,9 @@ impl MsmContext {
     /// Records a profiling event named `name` (the kernel just launched), if profiling is on.
     fn mark(&mut self, name: &'static str) -> Result<(), MsmError> {
         if let Some(events) = &mut self.profile {
-            let e = self.stream.context().new_event(None).ctx("cuEventCreate")?;
+            // Timing events (None would create them with CU_EVENT_DISABLE_TIMING).
+            let flags = kiln_cuda::cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
+            let e = self.stream.context().new_event(Some(flags)).ctx("cuEventCreate")?;
             e.record(&self.stream).ctx("cuEventRecord")?;
             events.push((name, e));
         }
