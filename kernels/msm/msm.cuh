@@ -95,10 +95,16 @@ KILN_DEV void madd_maybe_inline(xyzz_t<F>& acc, const affine_t<F>& p) {
     }
 }
 
-// One thread per chunk [t*S, t*S + S) of window w's sorted list. The next base is loaded
-// while the current one is added (its DRAM latency hides behind ~10 products), and after the
-// first bucket the next non-empty bucket is found by walking the offsets forward (one cached
-// read per bucket) instead of a binary search per run.
+// One thread per chunk [t*S, t*S + S) of window w's sorted list. One flat loop over the
+// chunk's entries, one mixed addition each; at a bucket edge the finished sum is stored and
+// the accumulator restarts. (A loop per bucket inside a loop over buckets made each warp wait,
+// at every bucket, for its thread with the longest bucket: with ~32 entries per bucket that
+// idled about a quarter of the lanes.) The next base is loaded while the current one is added
+// (its DRAM latency hides behind ~10 products); the next non-empty bucket is found by walking
+// the offsets forward (one cached read per bucket) instead of a binary search.
+//
+// Where a bucket's sum goes: started before the chunk -> head (the fix-up adds it to the
+// chunks before), else ends after the chunk -> tail, else complete -> buckets.
 template <class F, bool INLINE>
 KILN_DEV void accumulate(const affine_t<F>* bases, const uint32_t* sorted, const uint32_t* offsets, uint32_t n,
                          uint32_t nb, uint32_t windows, uint32_t S, uint32_t chunks, xyzz_t<F>* buckets,
@@ -116,33 +122,40 @@ KILN_DEV void accumulate(const affine_t<F>* bases, const uint32_t* sorted, const
     tail_b[slot] = MSM_NONE;
     if (start >= total) return;
     uint32_t b = bucket_of(off, nb, start);
-    uint32_t pos = start;
-    affine_t<F> next = signed_base<F>(bases, list[pos]);
-    while (true) {
-        const uint32_t bs = off[b], be = off[b + 1];
-        const uint32_t stop = min(be, end);
-        xyzz_t<F> acc = kiln_curve::xyzz_zero<F>();
+    uint32_t be = off[b + 1];
+    bool started_before = off[b] < start;  // only the chunk's first bucket can be
+    affine_t<F> next = signed_base<F>(bases, list[start]);
+    xyzz_t<F> acc = kiln_curve::xyzz_zero<F>();
 #pragma unroll 1
-        for (uint32_t j = pos; j < stop; j++) {
-            const affine_t<F> p = next;
-            if (j + 1 < end) next = signed_base<F>(bases, list[j + 1]);
-            madd_maybe_inline<F, INLINE>(acc, p);
+    for (uint32_t j = start; j < end; j++) {
+        if (j == be) {
+            // Bucket b ends inside the chunk (be = j < end): head or complete.
+            if (started_before) {
+                head[slot] = acc;
+                head_b[slot] = b;
+            } else {
+                buckets[(size_t)w * nb + b] = acc;
+            }
+            started_before = false;
+            acc = kiln_curve::xyzz_zero<F>();
+            // The next bucket holding j: the last b' > b with off[b'] <= j (off[nb] > j
+            // bounds the walk).
+            b++;
+            while (off[b + 1] <= j) b++;
+            be = off[b + 1];
         }
-        if (bs < start) {
-            head[slot] = acc;
-            head_b[slot] = b;
-        } else if (be > end) {
-            tail[slot] = acc;
-            tail_b[slot] = b;
-        } else {
-            buckets[(size_t)w * nb + b] = acc;
-        }
-        pos = stop;
-        if (pos >= end) break;
-        // pos = be = off[b + 1] < end <= total = off[nb]: the next bucket holding pos is the
-        // last b' > b with off[b'] <= pos, and off[nb] > pos bounds the walk.
-        b++;
-        while (off[b + 1] <= pos) b++;
+        const affine_t<F> p = next;
+        if (j + 1 < end) next = signed_base<F>(bases, list[j + 1]);
+        madd_maybe_inline<F, INLINE>(acc, p);
+    }
+    if (started_before) {
+        head[slot] = acc;
+        head_b[slot] = b;
+    } else if (be > end) {
+        tail[slot] = acc;
+        tail_b[slot] = b;
+    } else {
+        buckets[(size_t)w * nb + b] = acc;
     }
 }
 
