@@ -2,6 +2,7 @@
 
 mod bundle;
 mod cuda;
+mod sass;
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +20,8 @@ cargo xtask <task>
                run.sh, for the GPU machine (options: --archs 90 (default),
                --packages kiln-cuda,kiln-field (default: every crate with GPU tests))
   dist         release build of kiln with kernels for every architecture, stripped, with SHA256SUMS
+  sass         sass kernels/<layer>/<file>.cu [function ...]: compile for sm_90 here and print each
+               kernel's SASS instruction mix, registers and spills (installs cuobjdump if needed)
 ";
 
 fn main() -> Result {
@@ -34,6 +37,7 @@ fn main() -> Result {
         Some("ci") => ci(&sh),
         Some("gpu-bundle") => bundle::gpu_bundle(&sh, &args[1..]),
         Some("dist") => dist(&sh),
+        Some("sass") => sass::sass(&sh, &args[1..]),
         Some("help") | None => {
             print!("{HELP}");
             Ok(())
