@@ -8,6 +8,7 @@
 use blstrs::{G1Projective, Scalar};
 use ff::Field;
 use kiln_benches::{Row, median_of, print_table, push_row};
+use kiln_cuda::cudarc::driver::CudaSlice;
 use kiln_cuda::{Device, StreamTimer};
 use kiln_field::DeviceLayout;
 use kiln_msm::dlog::{KnownDlog, random_scalars};
@@ -40,6 +41,24 @@ fn row(op: &str, log_n: u32, ms: f64, ctx: &MsmContext, n: usize, bar: &str) -> 
     }
 }
 
+/// The scalars uploaded to the device: MSMs are timed on resident scalars (like h after the
+/// NTT), since the upload from host memory is a copy-engine cost the prover overlaps.
+fn resident(ctx: &MsmContext, scalars: &[Scalar]) -> CudaSlice<u64> {
+    let words = Scalar::as_u64s(scalars);
+    let mut dev = ctx.stream().alloc_zeros::<u64>(words.len()).expect("alloc scalars");
+    ctx.stream().memcpy_htod(words, &mut dev).expect("upload scalars");
+    dev
+}
+
+/// Runs `f` with per-kernel profiling on and returns "kernel ms, ..." for the log.
+fn profiled(ctx: &mut MsmContext, f: impl FnOnce(&mut MsmContext)) -> String {
+    ctx.set_profiling(true).expect("profiling");
+    f(ctx);
+    let times = ctx.take_profile().expect("profile");
+    ctx.set_profiling(false).expect("profiling");
+    times.iter().map(|(k, ms)| format!("{k} {ms:.2}")).collect::<Vec<_>>().join(", ")
+}
+
 fn bench_curve(device: &std::sync::Arc<Device>, curve: Curve, logs: &[u32], rows: &mut Vec<Row>) {
     let Some(&max_log) = logs.iter().max() else { return };
     let cap = 1usize << max_log;
@@ -67,11 +86,7 @@ fn bench_curve(device: &std::sync::Arc<Device>, curve: Curve, logs: &[u32], rows
                 b
             }
         };
-        // Timed with the scalars already on the device (like h after the NTT): the upload
-        // from host memory is a copy-engine cost the prover overlaps, not MSM work.
-        let words = Scalar::as_u64s(&scalars);
-        let mut dev = ctx.stream().alloc_zeros::<u64>(words.len()).expect("alloc scalars");
-        ctx.stream().memcpy_htod(words, &mut dev).expect("upload scalars");
+        let dev = resident(&ctx, &scalars);
         // Returns the G1 result (G2 is checked above, through host scalars).
         let once = |ctx: &mut MsmContext| -> Result<Option<G1Projective>, kiln_msm::MsmError> {
             let s = Scalars::Device(&dev, n);
@@ -86,14 +101,12 @@ fn bench_curve(device: &std::sync::Arc<Device>, curve: Curve, logs: &[u32], rows
             Ok(t.stop_ms()? as f64)
         })
         .expect("timing");
-        ctx.set_profiling(true).expect("profiling");
-        if let Some(got) = once(&mut ctx).expect("profiled run") {
-            assert_eq!(got, dl.expected_g1(&scalars), "{op} 2^{log_n}: wrong result from device scalars");
-        }
-        let phases = ctx.take_profile().expect("profile");
-        ctx.set_profiling(false).expect("profiling");
-        let list: Vec<String> = phases.iter().map(|(k, ms)| format!("{k} {ms:.2}")).collect();
-        println!("{op} 2^{log_n} kernels (ms): {}", list.join(", "));
+        let kernels = profiled(&mut ctx, |ctx| {
+            if let Some(got) = once(ctx).expect("profiled run") {
+                assert_eq!(got, dl.expected_g1(&scalars), "{op} 2^{log_n}: wrong result from device scalars");
+            }
+        });
+        println!("{op} 2^{log_n} kernels (ms): {kernels}");
         let bar = match (curve, log_n) {
             (Curve::G1, 24) => " (bar 150, goal 100)",
             (Curve::G1, 26) => " (bar 550, goal 350)",
@@ -121,9 +134,7 @@ fn bench_split(device: &std::sync::Arc<Device>, log_n: u32, rows: &mut Vec<Row>)
     let sp = ctx.split(Scalars::Host(&scalars)).expect("split");
     let got = ctx.msm_g1_split(&bases, &sp).expect("split msm");
     assert_eq!(got, dl.expected_g1(&scalars), "split 2^{log_n}: wrong result, not timing it");
-    let words = Scalar::as_u64s(&scalars);
-    let mut dev = ctx.stream().alloc_zeros::<u64>(words.len()).expect("alloc scalars");
-    ctx.stream().memcpy_htod(words, &mut dev).expect("upload scalars");
+    let dev = resident(&ctx, &scalars);
     let ms = median_of(1, RUNS, || -> Result<f64, kiln_msm::MsmError> {
         let t = StreamTimer::start(ctx.stream())?;
         let sp = ctx.split(Scalars::Device(&dev, n))?;
@@ -131,12 +142,11 @@ fn bench_split(device: &std::sync::Arc<Device>, log_n: u32, rows: &mut Vec<Row>)
         Ok(t.stop_ms()? as f64)
     })
     .expect("timing");
-    ctx.set_profiling(true).expect("profiling");
-    let sp2 = ctx.split(Scalars::Device(&dev, n)).expect("split");
-    assert_eq!(ctx.msm_g1_split(&bases, &sp2).expect("split msm"), got, "split 2^{log_n}: device scalars");
-    let list: Vec<String> = ctx.take_profile().expect("profile").iter().map(|(k, ms)| format!("{k} {ms:.2}")).collect();
-    ctx.set_profiling(false).expect("profiling");
-    println!("msm G1 split 2^{log_n} kernels (ms): {}", list.join(", "));
+    let kernels = profiled(&mut ctx, |ctx| {
+        let sp2 = ctx.split(Scalars::Device(&dev, n)).expect("split");
+        assert_eq!(ctx.msm_g1_split(&bases, &sp2).expect("split msm"), got, "split 2^{log_n}: device scalars");
+    });
+    println!("msm G1 split 2^{log_n} kernels (ms): {kernels}");
     let mut r = row("msm G1 split 51/47/2", log_n, ms, &ctx, sp.others.max(1), "");
     r.floor_ms = None;
     r.note = format!("{} ones, {} others; {}", sp.ones, sp.others, r.note);
