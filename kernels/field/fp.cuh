@@ -26,7 +26,7 @@ KILN_CONSTANT uint32_t FP_INV_EXP[12] = {FP_MODULUS_MINUS_2_LIMBS};      // p - 
 struct FpParams {
     static constexpr int N = 12;
     using T = fp_t;
-    static constexpr uint32_t M0 = FP_M0;
+    static KILN_DEV uint32_t m0() { return FP_M0; }  // -p^-1 mod 2^32
     // Local constant tables indexed with compile-time indices (after unrolling): immediates.
     static KILN_DEV uint32_t mod(int i) { const uint32_t v[12] = {FP_MODULUS_LIMBS}; return v[i]; }
     static KILN_DEV uint32_t one(int i) { const uint32_t v[12] = {FP_ONE_LIMBS}; return v[i]; }

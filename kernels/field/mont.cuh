@@ -1,7 +1,7 @@
 // Generic Montgomery arithmetic over N 32-bit limbs, shared by Fr (N = 8) and Fp (N = 12).
 //
 // A parameter class P supplies: `N`, the element type `T` (a struct with `uint32_t limb[N]`),
-// `M0` (= -m^-1 mod 2^32), `mod(i)`, `one(i)`, `r2(i)` (limb i of m, R mod m, R^2 mod m; called
+// `m0()` (= -m^-1 mod 2^32), `mod(i)`, `one(i)`, `r2(i)` (limb i of m, R mod m, R^2 mod m; called
 // with compile-time i after unrolling, so they fold into immediates) and `inv_exp(i)` (limb i of
 // m - 2, read with a run-time index from __constant__ memory).
 //
@@ -146,7 +146,7 @@ KILN_DEV typename P::T mul(const typename P::T& x, const typename P::T& y) {
             ev[N] = addc(0, 0);
         }
         // t += q·m, q = t·(-m^-1) mod 2^32: afterwards ev[0] = 0.
-        uint32_t q = mul_lo(ev[0], P::M0);
+        uint32_t q = mul_lo(ev[0], P::m0());
         ev[0] = mad_lo_cc(q, P::mod(0), ev[0]);
         ev[1] = madc_hi_cc(q, P::mod(0), ev[1]);
 #pragma unroll
