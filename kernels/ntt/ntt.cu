@@ -1,4 +1,4 @@
-// Radix-2 NTT over Fr on the GPU, in place on device memory (module "ntt_ntt").
+// NTT over Fr on the GPU, in place on device memory (module "ntt_ntt").
 //
 // A transform of 2^log_n points is a sequence of passes over global memory. Each pass runs
 // `ks` consecutive butterfly stages [L, L + ks) in shared memory: a block loads the 2^ks
@@ -6,15 +6,21 @@
 // the low bits (so a warp reads runs of 2^log_g consecutive 32-byte elements), does the
 // stages, and writes them back. With up to 9 stages a pass, 2^27 is 3 passes.
 //
+// Inside a pass the stages go in rounds of up to 3 (radix 8): a thread loads the 8 points of
+// one radix-8 group from shared memory into registers, does the round's 12 butterflies there
+// and stores them back, so shared memory is read and written once per 3 stages and a block
+// synchronises once per round (a radix-2 stage through shared memory costs 5 accesses and a
+// barrier per butterfly). A pass of 8 stages is rounds of 3, 3 and 2.
+//
 // Two orders, chosen so that the H step needs no bit reversal between transforms:
 // - DIF (Gentleman-Sande, stages from high to low): natural order in, bit-reversed out;
 // - DIT (Cooley-Tukey, stages from low to high): bit-reversed in, natural order out.
 //
 // Twiddles: the butterfly of stage s at offset r in its 2^(s+1)-block uses ω_{2^(s+1)}^r =
-// ω^(r·2^(log_n-1-s)), an exponent below n/2 looked up as hi[e >> lo_bits] · lo[e & mask] in
-// two small host-computed tables (2^14 entries each at 2^28). Each stage's distinct twiddles
-// for the block are computed once into shared memory, so a butterfly costs one product (the
-// pass at L == 0 builds only its top stage's table; the lower stages read a strided subset).
+// ω^(r·2^(log_n-1-s)), an exponent x below n/2, read from one resident table of ω^x for all
+// x < n/2 (filled once per domain by ntt_twiddles). So a butterfly costs one product: no
+// product builds twiddles on the fly. The inverse transform's ω^-x = -ω^(n/2-x) (x > 0) comes
+// from the same table, the sign folded into the butterfly (its add and subtract swap).
 //
 // A pass may also scale every element by c·x^k on load (first pass) or on store (last pass),
 // where k is the element's index or its bit reversal: that is how the coset powers g^i and
@@ -25,7 +31,10 @@
 #include "field/fr.cuh"
 
 #define NTT_MAX_LOG_POINTS 10  // points per block: 2^10 x 32 B = 32 KiB of shared memory
-#define NTT_MAX_THREADS 256
+#define NTT_ROUND_LOG 3        // stages per round in registers: radix 8
+// One thread per radix-8 group of a full block; launch bounds keep 4 blocks (16 warps) per SM
+// within the register file.
+#define NTT_MAX_THREADS (1 << (NTT_MAX_LOG_POINTS - NTT_ROUND_LOG))
 
 // Scale modes.
 #define NTT_SCALE_NONE 0u
@@ -49,12 +58,11 @@ static __device__ __forceinline__ void st(fr_t* p, const fr_t& v) {
 
 // Shared-memory layout. An element is two 16-byte units (2e, 2e + 1), accessed as uint4
 // (two LDS.128/STS.128 per element instead of four 64-bit ones), and unit u lives at
-// u ^ ((u >> 3 ^ u >> 6 ^ u >> 9) & 7). Without this XOR swizzle, 8 threads reading consecutive
-// elements hit only 4 of the 8 16-byte bank groups (2-way conflicts), strided butterflies and
-// strided twiddle reads (the L == 0 pass) up to 8-way. With it, a bank model over every pass of
-// 2^12 ... 2^27 gives 1.01-1.15x the ideal wavefronts (the former 8-byte accesses: ~4x). The
-// XOR only permutes units within aligned groups of 8, so an array of a multiple of 8 units stays
-// in bounds. Mirrored by plan::emulate::swizzle (the CPU model of this kernel).
+// u ^ ((u >> 3 ^ u >> 6 ^ u >> 9) & 7). Without this XOR swizzle, 8 threads reading elements
+// at a power-of-two stride hit only a few of the 8 16-byte bank groups (up to 8-way
+// conflicts). The XOR only permutes units within aligned groups of 8, so an array of a
+// multiple of 8 units stays in bounds. Mirrored by plan::emulate::swizzle (the CPU model of
+// this kernel).
 static __device__ __forceinline__ uint32_t swizzle(uint32_t u) { return u ^ (((u >> 3) ^ (u >> 6) ^ (u >> 9)) & 7u); }
 
 static __device__ __forceinline__ fr_t sh_ld(const uint4* s, uint32_t e) {
@@ -81,23 +89,106 @@ static __device__ __forceinline__ fr_t scale_factor(const fr_t* tw, uint32_t mod
     return fr_mul(ld(tw + hi + (k >> lo_bits)), ld(tw + lo + (k & ((1u << lo_bits) - 1))));
 }
 
+// What a pass needs besides its data: the kernel's arguments, bundled for the device functions.
+struct PassArgs {
+    const fr_t* roots;  // ω^x for x < n/2
+    uint32_t half_n, log_n, L, log_g, lo_base, inverse;
+};
+
+// The twiddle of a butterfly at offset r (< 2^t) of local stage t, for low index lo (< 2^L):
+// ω^±x with x = (r·2^L + lo)·2^(log_n-1-L-t) < n/2. Sets `flip` when the inverse's sign is to
+// be folded into the butterfly.
+static __device__ __forceinline__ fr_t twiddle(const PassArgs& p, uint32_t r, uint32_t lo, uint32_t t, bool& flip) {
+    const uint32_t x = ((r << p.L) | lo) << (p.log_n - 1 - p.L - t);
+    flip = p.inverse != 0 && x != 0;
+    return ld(p.roots + (flip ? p.half_n - x : x));
+}
+
+// One butterfly with twiddle w, or -w when flip.
+// DIT: (x, y) -> (x + w·y, x - w·y). DIF: (x, y) -> (x + y, (x - y)·w).
+template <bool DIT>
+static __device__ __forceinline__ void butterfly(fr_t& x, fr_t& y, const fr_t& w, bool flip) {
+    if (DIT) {
+        const fr_t u = fr_mul(y, w);
+        const fr_t s = fr_add(x, u), d = fr_sub(x, u);
+        x = flip ? d : s;
+        y = flip ? s : d;
+    } else {
+        const fr_t s = fr_add(x, y);
+        const fr_t d = flip ? fr_sub(y, x) : fr_sub(x, y);
+        x = s;
+        y = fr_mul(d, w);
+    }
+}
+
+// One round: local stages [t_lo, t_lo + RK) of the P points in shared memory, in registers.
+// A group is the 2^RK points whose local index e = j·2^log_g + g differs only in j's bits
+// [t_lo, t_lo + RK); group q leaves those bits out of e.
+template <int RK, bool DIT>
+static __device__ __forceinline__ void radix_round(uint4* sh, const PassArgs& p, uint32_t P, uint32_t t_lo) {
+    constexpr uint32_t R = 1u << RK;
+    const uint32_t p0 = t_lo + p.log_g;  // bit of e where the group's bits start
+    for (uint32_t q = threadIdx.x; q < (P >> RK); q += blockDim.x) {
+        const uint32_t base = ((q >> p0) << (p0 + RK)) | (q & ((1u << p0) - 1));
+        fr_t v[R];
+#pragma unroll
+        for (uint32_t k = 0; k < R; k++) v[k] = sh_ld(sh, base + (k << p0));
+        const uint32_t lo = p.lo_base | (base & ((1u << p.log_g) - 1));
+        const uint32_t r_base = (base >> p.log_g) & ((1u << t_lo) - 1);
+#pragma unroll
+        for (uint32_t s = 0; s < RK; s++) {
+            const uint32_t b = DIT ? s : RK - 1 - s;  // the stage's bit in k
+            // Point k's offset in its 2^(t+1)-block is r_base + (k mod 2^b)·2^t_lo: 2^b twiddles.
+#pragma unroll
+            for (uint32_t m = 0; m < (1u << b); m++) {
+                bool flip;
+                const fr_t w = twiddle(p, r_base | (m << t_lo), lo, t_lo + b, flip);
+#pragma unroll
+                for (uint32_t k0 = m; k0 < R; k0 += 2u << b) butterfly<DIT>(v[k0], v[k0 + (1u << b)], w, flip);
+            }
+        }
+#pragma unroll
+        for (uint32_t k = 0; k < R; k++) sh_st(sh, base + (k << p0), v[k]);
+    }
+}
+
+// The stages [0, ks) of a pass in rounds of NTT_ROUND_LOG from stage 0 up, the top round
+// holding what is left (1 to 3 stages); DIF runs them top down, DIT bottom up.
+template <bool DIT>
+static __device__ __forceinline__ void rounds(uint4* sh, const PassArgs& p, uint32_t P, uint32_t ks) {
+    const uint32_t count = (ks + NTT_ROUND_LOG - 1) / NTT_ROUND_LOG;
+    for (uint32_t i = 0; i < count; i++) {
+        const uint32_t r = DIT ? i : count - 1 - i;
+        const uint32_t t_lo = r * NTT_ROUND_LOG;
+        const uint32_t rk = min(ks - t_lo, (uint32_t)NTT_ROUND_LOG);
+        __syncthreads();  // the previous round (or the load) is done with shared memory
+        if (rk == 3) {
+            radix_round<3, DIT>(sh, p, P, t_lo);
+        } else if (rk == 2) {
+            radix_round<2, DIT>(sh, p, P, t_lo);
+        } else {
+            radix_round<1, DIT>(sh, p, P, t_lo);
+        }
+    }
+}
+
 // One pass: stages [L, L + ks) of a DIF (dit == 0, stages descending) or DIT (dit == 1,
 // ascending) transform of 2^log_n points, for 2^log_g consecutive low indices per block.
 // Requires ks >= 1, ks + log_g <= NTT_MAX_LOG_POINTS, log_g <= L, L + ks <= log_n.
-// blockDim.x = min(2^(ks + log_g - 1), NTT_MAX_THREADS); gridDim.x = 2^(log_n - ks - log_g).
+// blockDim.x = max(2^(ks + log_g - NTT_ROUND_LOG), 1); gridDim.x = 2^(log_n - ks - log_g);
+// dynamic shared memory 2^(ks + log_g) x 32 bytes. `roots` is the offset of ω^x (x < n/2) in
+// tw; `inverse` selects ω^-1.
 // Scale: applied to each element on load (scale_at == 1) or on store (scale_at == 2), with
 // k = its global index, or the bit reversal of it when scale_bitrev != 0.
-extern "C" __global__ void __launch_bounds__(NTT_MAX_THREADS)
+extern "C" __global__ void __launch_bounds__(NTT_MAX_THREADS, 4)
 ntt_pass(fr_t* a, const fr_t* tw, uint32_t log_n, uint32_t L, uint32_t ks, uint32_t log_g, uint32_t dit,
-         uint32_t w_lo, uint32_t w_hi, uint32_t w_lo_bits, uint32_t scale_at, uint32_t scale_mode,
-         uint32_t s_lo, uint32_t s_hi, uint32_t s_lo_bits, uint32_t scale_bitrev) {
+         uint32_t roots, uint32_t inverse, uint32_t scale_at, uint32_t scale_mode, uint32_t s_lo, uint32_t s_hi,
+         uint32_t s_lo_bits, uint32_t scale_bitrev) {
     // Two 16-byte units per element, swizzled (sh_ld/sh_st).
-    __shared__ uint4 sh[2 << NTT_MAX_LOG_POINTS];
-    __shared__ uint4 tws[2 << (NTT_MAX_LOG_POINTS - 1)];
+    extern __shared__ uint4 sh[];
 
     const uint32_t G = 1u << log_g;
     const uint32_t P = 1u << (ks + log_g);
-    const uint32_t half = P >> 1;
     const uint32_t blk = blockIdx.x;
     // Block -> (hi, lo_base): hi selects bits above L + ks, lo_base the run of G low indices.
     const uint32_t lo_blocks_log = L - log_g;
@@ -115,43 +206,11 @@ ntt_pass(fr_t* a, const fr_t* tw, uint32_t log_n, uint32_t L, uint32_t ks, uint3
         sh_st(sh, e, v);
     }
 
-    const uint32_t w_mask = (1u << w_lo_bits) - 1;
-    for (uint32_t step = 0; step < ks; step++) {
-        const uint32_t t = dit ? step : (ks - 1 - step);  // local stage
-        const uint32_t hm = 1u << t;                       // half-span in j units
-        // This stage's twiddles (global stage s = L + t):
-        // tws[r·G + g] = ω^((r·2^L + lo_base + g) · 2^(log_n-1-s)), r < hm.
-        // When L == 0 (then G == 1 and lo_base == 0) stage t's table is the top stage's read with
-        // stride 2^(ks-1-t): ω^(r·2^(log_n-1-t)) = ω^((r·2^(ks-1-t))·2^(log_n-ks)). Built once, at
-        // step 0, it saves about half of that pass's table products.
-        const bool build = L != 0 || step == 0;
-        const uint32_t tb = L == 0 ? ks - 1 : t;  // the stage whose table is built
-        __syncthreads();  // previous stage's butterflies are done with tws and sh (and the load with sh)
-        if (build) {
-            for (uint32_t i = threadIdx.x; i < (1u << (tb + log_g)); i += blockDim.x) {
-                const uint32_t r = i >> log_g, g = i & (G - 1);
-                const uint32_t e = ((r << L) + lo_base + g) << (log_n - 1 - (L + tb));
-                sh_st(tws, i, fr_mul(ld(tw + w_hi + (e >> w_lo_bits)), ld(tw + w_lo + (e & w_mask))));
-            }
-            __syncthreads();
-        }
-        const uint32_t tw_shift = L == 0 ? ks - 1 - t : 0;
-        for (uint32_t b = threadIdx.x; b < half; b += blockDim.x) {
-            const uint32_t g = b & (G - 1), q = b >> log_g;
-            const uint32_t r = q & (hm - 1);
-            const uint32_t j0 = ((q >> t) << (t + 1)) | r;
-            const uint32_t e0 = (j0 << log_g) | g, e1 = ((j0 + hm) << log_g) | g;
-            const fr_t w = sh_ld(tws, ((r << tw_shift) << log_g) | g);
-            const fr_t x = sh_ld(sh, e0), y = sh_ld(sh, e1);
-            if (dit) {
-                const fr_t u = fr_mul(y, w);
-                sh_st(sh, e0, fr_add(x, u));
-                sh_st(sh, e1, fr_sub(x, u));
-            } else {
-                sh_st(sh, e0, fr_add(x, y));
-                sh_st(sh, e1, fr_mul(fr_sub(x, y), w));
-            }
-        }
+    const PassArgs p{tw + roots, 1u << (log_n - 1), log_n, L, log_g, lo_base, inverse};
+    if (dit) {
+        rounds<true>(sh, p, P, ks);
+    } else {
+        rounds<false>(sh, p, P, ks);
     }
     __syncthreads();
 
@@ -164,6 +223,15 @@ ntt_pass(fr_t* a, const fr_t* tw, uint32_t log_n, uint32_t L, uint32_t ks, uint3
         }
         st(a + idx, v);
     }
+}
+
+// tw[roots + x] = ω^x = tw[w_hi + (x >> w_lo_bits)] · tw[w_lo + (x & mask)] for x < half_n: the
+// table every pass reads its twiddles from, built once per domain from two small host tables.
+extern "C" __global__ void ntt_twiddles(fr_t* tw, uint32_t roots, uint32_t w_lo, uint32_t w_hi, uint32_t w_lo_bits,
+                                        uint32_t half_n) {
+    const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x >= half_n) return;
+    st(tw + roots + x, fr_mul(ld(tw + w_hi + (x >> w_lo_bits)), ld(tw + w_lo + (x & ((1u << w_lo_bits) - 1)))));
 }
 
 // In-place bit-reversal permutation of 2^log_n points (log_n >= 1); one thread per index.

@@ -33,7 +33,8 @@ const MODULE: &str = "ntt_ntt";
 const WORDS: usize = <Scalar as DeviceLayout>::WORDS;
 
 /// Extra device bytes [`GpuDomain::h_step`] needs beyond a, b and c themselves: the resident
-/// twiddle tables of the domain (a few hundred KiB at 2^27). For the VRAM planner.
+/// twiddle tables of the domain, 16 bytes per point (`ω^x` for every `x < n/2`: 2 GiB at 2^27)
+/// plus a few hundred KiB. Held once per [`GpuDomain`], which workers share. For the VRAM planner.
 pub fn h_step_bytes(log_n: u32) -> usize {
     Layout::new(log_n).len as usize * std::mem::size_of::<Scalar>()
 }
@@ -47,6 +48,7 @@ pub struct GpuDomain {
     tw: CudaSlice<u64>,
     pass: CudaFunction,
     bitrev: CudaFunction,
+    twiddles: CudaFunction,
     pointwise: CudaFunction,
 }
 
@@ -57,22 +59,43 @@ impl std::fmt::Debug for GpuDomain {
 }
 
 impl GpuDomain {
-    /// Computes the tables of `domain` on the host and uploads them on `stream` (waits for
-    /// the upload, so the host copy can go). Allocates [`h_step_bytes`] bytes: do it at
-    /// start-up, not on the proving hot path.
+    /// Computes the small tables of `domain` on the host, uploads them on `stream` and fills
+    /// the table of all roots from them on the device (waits for both, so the host copy can
+    /// go). Allocates [`h_step_bytes`] bytes: do it at start-up, not on the proving hot path.
     pub fn new(device: &Arc<Device>, stream: &Arc<CudaStream>, domain: &Domain) -> Result<GpuDomain, NttError> {
         let layout = Layout::new(domain.log_size());
         let values = layout.values(domain);
-        let tw = stream.clone_htod(Scalar::as_u64s(&values)).ctx("cuMemcpyHtoDAsync(ntt twiddles)")?;
-        kiln_cuda::check_stream(stream)?;
-        Ok(GpuDomain {
+        let mut tw = stream.alloc_zeros::<u64>(layout.len as usize * WORDS).ctx("cuMemAllocAsync(ntt twiddles)")?;
+        stream
+            .memcpy_htod(Scalar::as_u64s(&values), &mut tw.slice_mut(..values.len() * WORDS))
+            .ctx("cuMemcpyHtoDAsync(ntt twiddles)")?;
+        let gd = GpuDomain {
             domain: domain.clone(),
             layout,
             tw,
             pass: device.function(MODULE, "ntt_pass")?,
             bitrev: device.function(MODULE, "ntt_bitrev")?,
+            twiddles: device.function(MODULE, "ntt_twiddles")?,
             pointwise: device.function(MODULE, "ntt_pointwise")?,
-        })
+        };
+        gd.fill_roots(stream)?;
+        kiln_cuda::check_stream(stream)?;
+        Ok(gd)
+    }
+
+    /// Launches `ntt_twiddles`: `ω^x` for every `x < n/2` from the uploaded small tables.
+    fn fill_roots(&self, stream: &Arc<CudaStream>) -> Result<(), NttError> {
+        let l = &self.layout;
+        if l.half_n == 0 {
+            return Ok(());
+        }
+        let mut launch = stream.launch_builder(&self.twiddles);
+        launch.arg(&self.tw).arg(&l.roots).arg(&l.w_lo).arg(&l.w_hi).arg(&l.w_lo_bits).arg(&l.half_n);
+        // SAFETY: matches `ntt_twiddles(fr_t*, u32 × 5)`; `tw` holds `l.len` scalars, the roots
+        // table [roots, roots + half_n) and the small tables it reads are within it (plan::Layout);
+        // the kernel bounds-checks x < half_n. Nothing else uses `tw` yet (construction).
+        unsafe { launch.launch(LaunchConfig::for_num_elems(l.half_n)) }.ctx("cuLaunchKernel(ntt_twiddles)")?;
+        Ok(())
     }
 
     /// The host domain.
@@ -262,7 +285,7 @@ impl GpuDomain {
     ) -> Result<(), NttError> {
         let log_n = self.domain.log_size();
         let l = &self.layout;
-        let (w_lo, w_hi) = if inverse { (l.wi_lo, l.wi_hi) } else { (l.w_lo, l.w_hi) };
+        let inverse = u32::from(inverse);
         let last = ps.len().saturating_sub(1);
         for (i, p) in ps.iter().enumerate() {
             let (at, s) = match scale {
@@ -271,9 +294,9 @@ impl GpuDomain {
                 _ => (0u32, Scale::None),
             };
             let (mode, s_lo, s_hi, s_lo_bits, s_bitrev) = s.args();
-            let (blocks, threads) = p.launch_dims(log_n);
+            let (blocks, threads, shared_mem_bytes) = p.launch_dims(log_n);
             let dit = u32::from(dit);
-            let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
+            let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes };
             let mut launch = stream.launch_builder(&self.pass);
             launch
                 .arg(&mut *a)
@@ -283,18 +306,18 @@ impl GpuDomain {
                 .arg(&p.ks)
                 .arg(&p.log_g)
                 .arg(&dit)
-                .arg(&w_lo)
-                .arg(&w_hi)
-                .arg(&l.w_lo_bits)
+                .arg(&l.roots)
+                .arg(&inverse)
                 .arg(&at)
                 .arg(&mode)
                 .arg(&s_lo)
                 .arg(&s_hi)
                 .arg(&s_lo_bits)
                 .arg(&s_bitrev);
-            // SAFETY: the arguments match `ntt_pass(fr_t*, const fr_t*, u32 × 14)`; `a` holds 2^log_n
+            // SAFETY: the arguments match `ntt_pass(fr_t*, const fr_t*, u32 × 13)`; `a` holds 2^log_n
             // scalars (checked by the caller), the pass satisfies the kernel's preconditions
-            // (plan::passes), and every table offset is within `tw` (plan::Layout).
+            // (plan::passes) and gets the dynamic shared memory it indexes (32 bytes per point,
+            // at most 32 KiB: no opt-in needed), and every table offset is within `tw` (plan::Layout).
             unsafe { launch.launch(cfg) }.ctx("cuLaunchKernel(ntt_pass)")?;
         }
         Ok(())

@@ -12,8 +12,9 @@ use crate::domain::powers;
 pub(crate) const MAX_STAGES_PER_PASS: u32 = 9;
 /// log2 of the most points one block holds in shared memory (must match `NTT_MAX_LOG_POINTS`).
 pub(crate) const MAX_LOG_POINTS: u32 = 10;
-/// Threads per block at most (must match `NTT_MAX_THREADS`).
-pub(crate) const MAX_THREADS: u32 = 256;
+/// log2 of the stages one thread does in registers between shared-memory exchanges (radix 8;
+/// must match `NTT_ROUND_LOG`).
+pub(crate) const ROUND_LOG: u32 = 3;
 
 /// One pass: stages `[l, l + ks)`, `2^log_g` consecutive low indices per block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,11 +25,17 @@ pub(crate) struct Pass {
 }
 
 impl Pass {
-    /// `(blocks, threads per block)` of the launch for a transform of `2^log_n` points.
-    pub(crate) fn launch_dims(&self, log_n: u32) -> (u32, u32) {
+    /// Points one block holds.
+    pub(crate) fn points(&self) -> u32 {
+        1 << (self.ks + self.log_g)
+    }
+
+    /// `(blocks, threads per block, dynamic shared memory bytes)` of the launch for a
+    /// transform of `2^log_n` points: one thread per radix-8 group, 32 bytes per point.
+    pub(crate) fn launch_dims(&self, log_n: u32) -> (u32, u32, u32) {
         let blocks = 1u32 << (log_n - self.ks - self.log_g);
-        let threads = (1u32 << (self.ks + self.log_g - 1)).min(MAX_THREADS);
-        (blocks, threads)
+        let threads = (self.points() >> ROUND_LOG).max(1);
+        (blocks, threads, self.points() * 32)
     }
 }
 
@@ -54,15 +61,17 @@ pub(crate) fn passes(log_n: u32) -> Vec<Pass> {
         .collect()
 }
 
-/// Offsets (in elements of 32 bytes) of the tables in the one twiddle buffer.
+/// Offsets (in elements of 32 bytes) of the tables in the one twiddle buffer: small tables
+/// computed on the host (`values`), then the table of every root the passes read, `roots`,
+/// filled on the device from `w_lo`/`w_hi` (`ntt_twiddles`, modelled by [`Layout::roots`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Layout {
-    /// Low bits of a root exponent (< n/2) looked up in the `*_lo` tables.
+    /// Low bits of a root exponent (< n/2) looked up in the `w_lo` table.
     pub w_lo_bits: u32,
+    /// `ω^i`, i < 2^w_lo_bits.
     pub w_lo: u32,
+    /// `ω^(i·2^w_lo_bits)`.
     pub w_hi: u32,
-    pub wi_lo: u32,
-    pub wi_hi: u32,
     /// Low bits of a coset exponent (< n) looked up in the `g*_lo` tables.
     pub g_lo_bits: u32,
     /// `g^i`.
@@ -79,7 +88,11 @@ pub(crate) struct Layout {
     pub n_inv: u32,
     /// `1/(g^n - 1)`.
     pub z_inv: u32,
-    /// Elements in all.
+    /// `ω^x` for every `x < half_n`: the twiddles (`ω^-x = -ω^(n/2 - x)` for the inverse).
+    pub roots: u32,
+    /// `n/2` (0 when n = 1).
+    pub half_n: u32,
+    /// Elements in all (the host tables are the first `roots`).
     pub len: u32,
 }
 
@@ -96,15 +109,15 @@ impl Layout {
             at += len;
             o
         };
-        let (w_lo, w_hi, wi_lo, wi_hi) = (take(wl), take(wh), take(wl), take(wh));
+        let (w_lo, w_hi) = (take(wl), take(wh));
         let (g_lo, g_hi, gn_hi, gi_lo, gin_hi) = (take(gl), take(gh), take(gh), take(gl), take(gh));
         let (n_inv, z_inv) = (take(1), take(1));
+        let half_n = (1u32 << log_n) >> 1;
+        let roots = take(half_n);
         Layout {
             w_lo_bits,
             w_lo,
             w_hi,
-            wi_lo,
-            wi_hi,
             g_lo_bits,
             g_lo,
             g_hi,
@@ -113,21 +126,21 @@ impl Layout {
             gin_hi,
             n_inv,
             z_inv,
+            roots,
+            half_n,
             len: at,
         }
     }
 
-    /// The table values, in layout order.
+    /// The host-computed tables (everything before `roots`), in layout order.
     pub(crate) fn values(&self, d: &Domain) -> Vec<Scalar> {
-        let n = self.len as usize;
+        let n = self.roots as usize;
         let mut out = Vec::with_capacity(n);
         let wl = 1usize << self.w_lo_bits;
-        let wh = (self.wi_lo - self.w_hi) as usize;
+        let wh = (self.g_lo - self.w_hi) as usize;
         let hi_step = |x: Scalar, bits: u32| x.pow_vartime([1u64 << bits]);
         out.extend(powers(d.omega(), wl));
         out.extend(powers(hi_step(d.omega(), self.w_lo_bits), wh));
-        out.extend(powers(d.omega_inv(), wl));
-        out.extend(powers(hi_step(d.omega_inv(), self.w_lo_bits), wh));
         let gl = 1usize << self.g_lo_bits;
         let gh = (self.gn_hi - self.g_hi) as usize;
         let (g, gi, ninv) = (d.generator(), d.generator_inv(), d.size_inv());
@@ -141,6 +154,15 @@ impl Layout {
         out.push(d.z_on_coset_inv());
         debug_assert_eq!(out.len(), n);
         out
+    }
+
+    /// The `roots` table as `ntt_twiddles` fills it from the host tables `values`.
+    #[cfg(test)]
+    pub(crate) fn roots(&self, values: &[Scalar]) -> Vec<Scalar> {
+        let mask = (1u32 << self.w_lo_bits) - 1;
+        (0..self.half_n)
+            .map(|x| values[(self.w_hi + (x >> self.w_lo_bits)) as usize] * values[(self.w_lo + (x & mask)) as usize])
+            .collect()
     }
 }
 
@@ -223,27 +245,84 @@ pub(crate) mod emulate {
         tw[(hi + (k >> lo_bits)) as usize] * tw[(lo + (k & ((1u32 << lo_bits) - 1))) as usize]
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// What `PassArgs` carries in the kernel.
+    struct Args<'a> {
+        roots: &'a [Scalar],
+        log_n: u32,
+        l: u32,
+        log_g: u32,
+        lo_base: u32,
+        inverse: bool,
+    }
+
+    /// The kernel's `twiddle`: `(w, flip)`.
+    fn twiddle(p: &Args, r: u32, lo: u32, t: u32) -> (Scalar, bool) {
+        let x = ((r << p.l) | lo) << (p.log_n - 1 - p.l - t);
+        let flip = p.inverse && x != 0;
+        (p.roots[if flip { p.roots.len() as u32 - x } else { x } as usize], flip)
+    }
+
+    /// The kernel's `butterfly`.
+    fn butterfly(dit: bool, x: &mut Scalar, y: &mut Scalar, w: Scalar, flip: bool) {
+        if dit {
+            let u = *y * w;
+            let (s, d) = (*x + u, *x - u);
+            (*x, *y) = if flip { (d, s) } else { (s, d) };
+        } else {
+            let s = *x + *y;
+            let d = if flip { *y - *x } else { *x - *y };
+            (*x, *y) = (s, d * w);
+        }
+    }
+
+    /// The kernel's `radix_round` (all threads' groups in turn).
+    fn radix_round(sh: &mut Shared, p: &Args, pts: u32, t_lo: u32, rk: u32, dit: bool) {
+        let radix = 1u32 << rk;
+        let p0 = t_lo + p.log_g;
+        for q in 0..(pts >> rk) {
+            let base = ((q >> p0) << (p0 + rk)) | (q & ((1 << p0) - 1));
+            let mut v: Vec<Scalar> = (0..radix).map(|k| sh.ld(base + (k << p0))).collect();
+            let lo = p.lo_base | (base & ((1 << p.log_g) - 1));
+            let r_base = (base >> p.log_g) & ((1 << t_lo) - 1);
+            for s in 0..rk {
+                let b = if dit { s } else { rk - 1 - s };
+                for m in 0..(1u32 << b) {
+                    let (w, flip) = twiddle(p, r_base | (m << t_lo), lo, t_lo + b);
+                    let mut k0 = m;
+                    while k0 < radix {
+                        let (lo_half, hi_half) = v.split_at_mut((k0 + (1 << b)) as usize);
+                        butterfly(dit, &mut lo_half[k0 as usize], &mut hi_half[0], w, flip);
+                        k0 += 2 << b;
+                    }
+                }
+            }
+            for (k, x) in v.into_iter().enumerate() {
+                sh.st(base + ((k as u32) << p0), x);
+            }
+        }
+    }
+
+    /// One launch of `ntt_pass`: `roots` is the layout's roots table (`Layout::roots`).
     pub(crate) fn pass(
         a: &mut [Scalar],
         tw: &[Scalar],
+        roots: &[Scalar],
         log_n: u32,
         p: Pass,
-        dit: bool,
-        (w_lo, w_hi, w_lo_bits): (u32, u32, u32),
+        (dit, inverse): (bool, bool),
         scale: Option<(ScaleAt, Scale)>,
     ) {
         let Pass { l, ks, log_g } = p;
-        let (blocks, _) = p.launch_dims(log_n);
+        let (blocks, _, shared_bytes) = p.launch_dims(log_n);
         let g_count = 1u32 << log_g;
-        let pts = 1u32 << (ks + log_g);
+        let pts = p.points();
         for blk in 0..blocks {
             let lo_blocks_log = l - log_g;
             let lo_base = (blk & ((1u32 << lo_blocks_log) - 1)) << log_g;
             let hi_base = (blk >> lo_blocks_log) << (l + ks);
             let index = |e: u32| hi_base + ((e >> log_g) << l) + lo_base + (e & (g_count - 1));
-            let mut sh = Shared::new(2 << MAX_LOG_POINTS);
-            let mut tws = Shared::new(2 << (MAX_LOG_POINTS - 1));
+            // The dynamic shared array: 32 bytes (2 units) per point.
+            let mut sh = Shared::new((shared_bytes / 16) as usize);
             for e in 0..pts {
                 let idx = index(e);
                 let mut v = a[idx as usize];
@@ -253,38 +332,12 @@ pub(crate) mod emulate {
                 }
                 sh.st(e, v);
             }
-            for step in 0..ks {
-                let t = if dit { step } else { ks - 1 - step };
-                let hm = 1u32 << t;
-                // At l == 0 only the top stage's table is built (at step 0); lower stages read
-                // it with stride 2^(ks-1-t).
-                let tb = if l == 0 { ks - 1 } else { t };
-                if l != 0 || step == 0 {
-                    for i in 0..(1u32 << (tb + log_g)) {
-                        let (r, g) = (i >> log_g, i & (g_count - 1));
-                        let e = ((r << l) + lo_base + g) << (log_n - 1 - (l + tb));
-                        let w =
-                            tw[(w_hi + (e >> w_lo_bits)) as usize] * tw[(w_lo + (e & ((1 << w_lo_bits) - 1))) as usize];
-                        tws.st(i, w);
-                    }
-                }
-                let tw_shift = if l == 0 { ks - 1 - t } else { 0 };
-                for b in 0..pts / 2 {
-                    let (g, q) = (b & (g_count - 1), b >> log_g);
-                    let r = q & (hm - 1);
-                    let j0 = ((q >> t) << (t + 1)) | r;
-                    let (e0, e1) = ((j0 << log_g) | g, ((j0 + hm) << log_g) | g);
-                    let w = tws.ld(((r << tw_shift) << log_g) | g);
-                    let (x, y) = (sh.ld(e0), sh.ld(e1));
-                    if dit {
-                        let u = y * w;
-                        sh.st(e0, x + u);
-                        sh.st(e1, x - u);
-                    } else {
-                        sh.st(e0, x + y);
-                        sh.st(e1, (x - y) * w);
-                    }
-                }
+            let args = Args { roots, log_n, l, log_g, lo_base, inverse };
+            let count = ks.div_ceil(ROUND_LOG);
+            for i in 0..count {
+                let r = if dit { i } else { count - 1 - i };
+                let t_lo = r * ROUND_LOG;
+                radix_round(&mut sh, &args, pts, t_lo, (ks - t_lo).min(ROUND_LOG), dit);
             }
             for e in 0..pts {
                 let idx = index(e);
@@ -320,6 +373,7 @@ mod tests {
         d: Domain,
         l: Layout,
         tw: Vec<Scalar>,
+        roots: Vec<Scalar>,
     }
 
     impl Model {
@@ -327,8 +381,10 @@ mod tests {
             let d = Domain::new(log_n).unwrap();
             let l = Layout::new(log_n);
             let tw = l.values(&d);
-            assert_eq!(tw.len(), l.len as usize);
-            Model { d, l, tw }
+            assert_eq!(tw.len(), l.roots as usize);
+            let roots = l.roots(&tw);
+            assert_eq!(tw.len() + roots.len(), l.len as usize);
+            Model { d, l, tw, roots }
         }
         fn run(&self, a: &mut [Scalar], dit: bool, inverse: bool, scale: Option<(ScaleAt, Scale)>) {
             let log_n = self.d.log_size();
@@ -336,7 +392,6 @@ mod tests {
             if !dit {
                 ps.reverse();
             }
-            let w = if inverse { (self.l.wi_lo, self.l.wi_hi) } else { (self.l.w_lo, self.l.w_hi) };
             let last = ps.len().saturating_sub(1);
             for (i, p) in ps.iter().enumerate() {
                 let s = match scale {
@@ -344,7 +399,7 @@ mod tests {
                     Some((ScaleAt::Store, _)) if i == last => scale,
                     _ => None,
                 };
-                pass(a, &self.tw, log_n, *p, dit, (w.0, w.1, self.l.w_lo_bits), s);
+                pass(a, &self.tw, &self.roots, log_n, *p, (dit, inverse), s);
             }
         }
         fn br(&self, a: &mut [Scalar]) {
@@ -376,15 +431,17 @@ mod tests {
             if log_n == 27 {
                 assert_eq!(ps.len(), 3);
             }
-            // Tables fit the exponents the kernel forms.
+            // The host tables stay small; the roots table is the rest.
             let lay = Layout::new(log_n);
-            assert!(lay.len < 1 << 18, "tables at 2^{log_n}: {} elements", lay.len);
+            assert!(lay.roots < 1 << 18, "host tables at 2^{log_n}: {} elements", lay.roots);
+            assert_eq!(lay.len - lay.roots, (1u32 << log_n) / 2);
         }
     }
 
     #[test]
     fn swizzle_is_a_permutation_of_each_shared_array() {
-        for units in [2u32 << (MAX_LOG_POINTS - 1), 2 << MAX_LOG_POINTS] {
+        // Two units per point, for every block size a pass uses.
+        for units in (1..=MAX_LOG_POINTS).map(|log_p| 2u32 << log_p) {
             let mut seen = vec![false; units as usize];
             for u in 0..units {
                 let p = super::emulate::swizzle(u) as usize;
