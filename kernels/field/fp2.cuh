@@ -24,15 +24,39 @@ KILN_DEV fp2_t fp2_dbl(const fp2_t& a) { return fp2_t{fp_dbl(a.c0), fp_dbl(a.c1)
 KILN_DEV bool fp2_eq(const fp2_t& a, const fp2_t& b) { return fp_eq(a.c0, b.c0) && fp_eq(a.c1, b.c1); }
 KILN_DEV bool fp2_is_zero(const fp2_t& a) { return fp_is_zero(a.c0) && fp_is_zero(a.c1); }
 
-// Karatsuba: 3 Fp products. (a0 + a1 u)(b0 + b1 u) = (a0 b0 - a1 b1) + ((a0 + a1)(b0 + b1) - a0 b0 - a1 b1) u.
+// Karatsuba with lazy reduction: (a0 + a1 u)(b0 + b1 u) = (a0 b0 - a1 b1) +
+// ((a0 + a1)(b0 + b1) - a0 b0 - a1 b1) u, with the three products left unreduced (768 bits,
+// kiln_mont::mul_wide) and one Montgomery reduction per component: 2 reductions instead of 3,
+// and no reduced sums or differences on the way.
+//
+// Bounds (p < 2^381, R = 2^384; redc needs its input < p·R):
+//   c1 = t2 - t0 - t1 = a0 b1 + a1 b0 < 2p^2 < p·R. a0 + a1 and b0 + b1 stay unreduced
+//        (< 2p), so t2 < 4p^2 < 2^768.
+//   c0 = t0 - t1 + p·2^383: the multiple of p lifts it above 0 (t1 < p^2 < p·2^383) and
+//        keeps c0 < p^2 + p·2^383 < p·R. p·2^383 = (p·2^31)·2^352 is 0 in limbs 0..10, so
+//        only limbs 11..23 are added, as immediates.
 KILN_HEAVY2 fp2_t fp2_mul(const fp2_t& a, const fp2_t& b) {
-    fp_t t0 = fp_mul(a.c0, b.c0);
-    fp_t t1 = fp_mul(a.c1, b.c1);
-    fp_t t2 = fp_mul(fp_add(a.c0, a.c1), fp_add(b.c0, b.c1));
-    return fp2_t{fp_sub(t0, t1), fp_sub(fp_sub(t2, t0), t1)};
+    using namespace kiln_ptx;
+    using P = FpParams;
+    // Ordered for register pressure (G2 kernels run near 255 registers): t0 + t1 replaces t0
+    // and t1 before the third product, and the sums are formed only for it.
+    uint32_t t0[24], t1[24], w[24];
+    kiln_mont::mul_wide<P>(t0, a.c0, b.c0);
+    kiln_mont::mul_wide<P>(t1, a.c1, b.c1);
+    kiln_mont::sub_wide<P>(w, t0, t1);  // mod 2^768: adding p·2^383 brings it back
+    w[11] = add_cc(w[11], P::mod(0) << 31);
+#pragma unroll
+    for (int k = 1; k < 12; k++) w[11 + k] = addc_cc(w[11 + k], (P::mod(k) << 31) | (P::mod(k - 1) >> 1));
+    w[23] = addc(w[23], P::mod(11) >> 1);
+    kiln_mont::add_wide<P>(t0, t0, t1);  // t0 + t1 < 2p^2
+    fp_t c0 = kiln_mont::redc<P>(w);
+    kiln_mont::mul_wide<P>(t1, kiln_mont::add_unreduced<P>(a.c0, a.c1), kiln_mont::add_unreduced<P>(b.c0, b.c1));
+    kiln_mont::sub_wide<P>(w, t1, t0);
+    return fp2_t{c0, kiln_mont::redc<P>(w)};
 }
 
-// (a0 + a1 u)^2 = (a0 + a1)(a0 - a1) + 2 a0 a1 u: 2 Fp products.
+// (a0 + a1 u)^2 = (a0 + a1)(a0 - a1) + 2 a0 a1 u: 2 Fp products. fp2_mul's lazy reduction
+// saves nothing here: two products need two reductions either way.
 KILN_HEAVY2 fp2_t fp2_sqr(const fp2_t& a) {
     fp_t c0 = fp_mul(fp_add(a.c0, a.c1), fp_sub(a.c0, a.c1));
     fp_t c1 = fp_mul(a.c0, a.c1);

@@ -27,8 +27,9 @@ KILN_DEV void reduce_once(uint32_t (&t)[P::N]) {
     for (int j = 0; j < N; j++) t[j] = borrow ? t[j] : s[j];
 }
 
+// a + b < 2m, not reduced: for operands of mul_wide (any value below 2^(32N)).
 template <class P>
-KILN_DEV typename P::T add(const typename P::T& a, const typename P::T& b) {
+KILN_DEV typename P::T add_unreduced(const typename P::T& a, const typename P::T& b) {
     constexpr int N = P::N;
     typename P::T r;
     // a + b < 2m < 2^(32N): no carry out of the top limb.
@@ -36,6 +37,12 @@ KILN_DEV typename P::T add(const typename P::T& a, const typename P::T& b) {
 #pragma unroll
     for (int j = 1; j < N - 1; j++) r.limb[j] = addc_cc(a.limb[j], b.limb[j]);
     r.limb[N - 1] = addc(a.limb[N - 1], b.limb[N - 1]);
+    return r;
+}
+
+template <class P>
+KILN_DEV typename P::T add(const typename P::T& a, const typename P::T& b) {
+    typename P::T r = add_unreduced<P>(a, b);
     reduce_once<P>(r.limb);
     return r;
 }
@@ -182,6 +189,175 @@ KILN_DEV typename P::T mul(const typename P::T& x, const typename P::T& y) {
 #pragma unroll
     for (int k = 1; k < N - 1; k++) r.limb[k] = addc_cc(ev[k], od[k - 1]);
     r.limb[N - 1] = addc(ev[N - 1], od[N - 2]);
+    reduce_once<P>(r.limb);
+    return r;
+}
+
+// Unreduced products, for sums of products that need one reduction instead of one per
+// product (Fp2's Karatsuba: 3 products, 2 reductions). mul_wide + redc is mul split in two.
+//
+// Both keep the running sum as two arrays indexed by absolute limb position k (weight
+// 2^(32k)): a product whose low word lands at position k goes, with its high word at k + 1,
+// into acc[k & 1]. So each array is always paired the same way ((even, odd) limbs in acc[0],
+// (odd, even) in acc[1]) and every `mad.lo.cc; madc.hi.cc` pair stays one
+// IMAD.WIDE.U32(.X), as in `mul`; the sum is acc[0] + acc[1].
+//
+// Row i adds u·v_i·2^(32i) for an N-limb u: the products of u's even limbs form one chain in
+// acc[i & 1] over positions i..i+N-1, those of its odd limbs one chain in acc[~i & 1] over
+// i+1..i+N. A position above every earlier row's reach (i+N) holds 0 in both arrays, so the
+// first chain's carry is simply stored there, and the second chain cannot carry out: after
+// row i the array is at most the whole sum, which stays below 2^(32(i+N+1)) (bounds below).
+
+// out = x·y, 2N limbs, no reduction. Any x, y < 2^(32N): e.g. unreduced sums < 2m.
+//
+// The operands are copied whole first. Read limb by limb through the references (32-bit
+// loads where they are in memory, e.g. the arguments of a non-inlined fp2_mul) ptxas split
+// most products into IMAD + IMAD.HI.U32 + IADD3.X; the copy loads them as 64-bit pairs and
+// the products stay paired (non-inlined fp2_mul, sm_90: 2000 -> 1186 SASS instructions).
+template <class P>
+KILN_DEV void mul_wide(uint32_t (&out)[2 * P::N], const typename P::T& x_, const typename P::T& y_) {
+    constexpr int N = P::N;
+    static_assert(N % 2 == 0, "mul_wide pairs limbs: N must be even");
+    const typename P::T x = x_, y = y_;
+    const uint32_t* a = x.limb;
+    const uint32_t* b = y.limb;
+    uint32_t acc[2][2 * N] = {};
+
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        uint32_t bi = b[i];
+        // After row i the sum is a·(b mod 2^(32(i+1))) < 2^(32(i+N+1)).
+        uint32_t(&ev)[2 * N] = acc[i & 1];   // pairs of a's even limbs start at i + even
+        uint32_t(&od)[2 * N] = acc[~i & 1];  // and those of its odd limbs at i + odd
+        if (i == 0) {
+#pragma unroll
+            for (int j = 0; j < N; j += 2) {
+                ev[j] = mul_lo(a[j], bi);
+                ev[j + 1] = mul_hi(a[j], bi);
+                od[j + 1] = mul_lo(a[j + 1], bi);
+                od[j + 2] = mul_hi(a[j + 1], bi);
+            }
+            out[0] = ev[0];  // position 0 is final (and only in acc[0])
+        } else {
+            // Position i - 1 is final: fold its two parts into out and pass the carry into this
+            // row's first chain (at position i), so finished positions do not sit in two arrays.
+            if (i == 1) {
+                ev[i] = mad_lo_cc(a[0], bi, ev[i]);
+            } else {
+                out[i - 1] = add_cc(ev[i - 1], od[i - 1]);
+                ev[i] = madc_lo_cc(a[0], bi, ev[i]);
+            }
+            ev[i + 1] = madc_hi_cc(a[0], bi, ev[i + 1]);
+#pragma unroll
+            for (int j = 2; j < N; j += 2) {
+                ev[i + j] = madc_lo_cc(a[j], bi, ev[i + j]);
+                ev[i + j + 1] = madc_hi_cc(a[j], bi, ev[i + j + 1]);
+            }
+            ev[i + N] = addc(0, 0);
+            od[i + 1] = mad_lo_cc(a[1], bi, od[i + 1]);
+            od[i + 2] = madc_hi_cc(a[1], bi, od[i + 2]);
+#pragma unroll
+            for (int j = 3; j < N - 1; j += 2) {
+                od[i + j] = madc_lo_cc(a[j], bi, od[i + j]);
+                od[i + j + 1] = madc_hi_cc(a[j], bi, od[i + j + 1]);
+            }
+            od[i + N - 1] = madc_lo_cc(a[N - 1], bi, od[i + N - 1]);
+            od[i + N] = madc_hi(a[N - 1], bi, od[i + N]);
+        }
+    }
+    // Positions N-1..2N-1 (a·b < 2^(64N): no carry out of the top limb).
+    out[N - 1] = add_cc(acc[0][N - 1], acc[1][N - 1]);
+#pragma unroll
+    for (int k = N; k < 2 * N - 1; k++) out[k] = addc_cc(acc[0][k], acc[1][k]);
+    out[2 * N - 1] = addc(acc[0][2 * N - 1], acc[1][2 * N - 1]);
+}
+
+// 2N-limb r = a + b and r = a - b, modulo 2^(64N): sums and differences of mul_wide
+// products (the caller keeps the true value in [0, 2^(64N)), so the wrap is exact).
+template <class P>
+KILN_DEV void add_wide(uint32_t (&r)[2 * P::N], const uint32_t (&a)[2 * P::N], const uint32_t (&b)[2 * P::N]) {
+    constexpr int W = 2 * P::N;
+    r[0] = add_cc(a[0], b[0]);
+#pragma unroll
+    for (int k = 1; k < W - 1; k++) r[k] = addc_cc(a[k], b[k]);
+    r[W - 1] = addc(a[W - 1], b[W - 1]);
+}
+
+template <class P>
+KILN_DEV void sub_wide(uint32_t (&r)[2 * P::N], const uint32_t (&a)[2 * P::N], const uint32_t (&b)[2 * P::N]) {
+    constexpr int W = 2 * P::N;
+    r[0] = sub_cc(a[0], b[0]);
+#pragma unroll
+    for (int k = 1; k < W - 1; k++) r[k] = subc_cc(a[k], b[k]);
+    r[W - 1] = subc(a[W - 1], b[W - 1]);
+}
+
+// Montgomery reduction t / R mod m of a 2N-limb t < m·R, fully reduced (< m).
+//
+// Row i adds q·m·2^(32i) with q = (limb i of the sum)·(-m^-1) mod 2^32, which clears
+// position i. Only t's low half enters the rows (in acc[0], positions 0..N-1); its high
+// half is added at the end, so that the positions above the rows' reach stay 0 as the
+// paired chains need. Limb i of the sum is acc[0][i] + acc[1][i] (lower positions are
+// cleared); that addition's carry goes into position i + 1, where the chain of m's odd
+// limbs starts.
+//
+// Bounds: after row i the rows' sum is below 2^(32N) + m·2^(32(i+1)) < 2^(32(i+N+1))
+// (m < 2^(32N-1)), as the carry-free chains need. At the end it is (t_lo + Q·m) / R
+// < (R + R·m) / R, so at most m, and adding t_hi gives (t + Q·m) / R < t / R + m < 2m:
+// no carry out of 32N bits, and one conditional subtraction finishes.
+template <class P>
+KILN_DEV typename P::T redc(const uint32_t (&t)[2 * P::N]) {
+    constexpr int N = P::N;
+    static_assert(N % 2 == 0, "redc pairs limbs: N must be even");
+    uint32_t acc[2][2 * N] = {};
+#pragma unroll
+    for (int k = 0; k < N; k++) acc[0][k] = t[k];
+
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        uint32_t(&ev)[2 * N] = acc[i & 1];   // pairs of m's even limbs start at i + even
+        uint32_t(&od)[2 * N] = acc[~i & 1];  // and those of its odd limbs at i + odd
+        uint32_t s, q;
+        if (i == 0) {
+            // acc[1] is still 0: the odd-limb products need no additions.
+            s = ev[0];
+            q = mul_lo(s, P::m0());
+#pragma unroll
+            for (int j = 1; j < N; j += 2) {
+                od[j] = mul_lo(q, P::mod(j));
+                od[j + 1] = mul_hi(q, P::mod(j));
+            }
+        } else {
+            s = add_cc(ev[i], od[i]);
+            q = mul_lo(s, P::m0());
+#pragma unroll
+            for (int j = 1; j < N - 1; j += 2) {
+                od[i + j] = madc_lo_cc(q, P::mod(j), od[i + j]);
+                od[i + j + 1] = madc_hi_cc(q, P::mod(j), od[i + j + 1]);
+            }
+            od[i + N - 1] = madc_lo_cc(q, P::mod(N - 1), od[i + N - 1]);
+            od[i + N] = madc_hi(q, P::mod(N - 1), od[i + N]);
+        }
+        // Position i becomes 0; its carry runs up the chain.
+        ev[i] = mad_lo_cc(q, P::mod(0), s);
+        ev[i + 1] = madc_hi_cc(q, P::mod(0), ev[i + 1]);
+#pragma unroll
+        for (int j = 2; j < N; j += 2) {
+            ev[i + j] = madc_lo_cc(q, P::mod(j), ev[i + j]);
+            ev[i + j + 1] = madc_hi_cc(q, P::mod(j), ev[i + j + 1]);
+        }
+        ev[i + N] = addc(0, 0);
+    }
+    // r = acc[0] + acc[1] + t_hi at positions N..2N-1 (< 2m < 2^(32N): no carry out).
+    typename P::T r;
+    r.limb[0] = add_cc(acc[0][N], acc[1][N]);
+#pragma unroll
+    for (int k = 1; k < N - 1; k++) r.limb[k] = addc_cc(acc[0][N + k], acc[1][N + k]);
+    r.limb[N - 1] = addc(acc[0][2 * N - 1], acc[1][2 * N - 1]);
+    r.limb[0] = add_cc(r.limb[0], t[N]);
+#pragma unroll
+    for (int k = 1; k < N - 1; k++) r.limb[k] = addc_cc(r.limb[k], t[N + k]);
+    r.limb[N - 1] = addc(r.limb[N - 1], t[2 * N - 1]);
     reduce_once<P>(r.limb);
     return r;
 }

@@ -154,10 +154,24 @@ fn field_headers_match_blstrs_on_the_host() {
         Fp::from_bytes_le(&b).unwrap()
     };
     check_field::<Fp>(&exe, "fp", vec![Fp::ZERO, Fp::ONE, -Fp::ONE, two_pow(384), r_minus_1], &fp_plain, &fp_of_plain);
+    // Limbs 1 and p - 1 (Montgomery forms of R^-1 and -R^-1): with them fp2_mul's lazy
+    // reduction meets its extremes: c0 = a0 b0 - a1 b1 at its most negative before the
+    // p·2^383 lift (1·1 - (p-1)^2), unreduced sums a0 + a1 of exactly p and of 2p - 2.
+    let limbs_1 = two_pow::<Fp>(384).invert().unwrap();
+    let limbs_p_1 = -limbs_1;
     check_field::<Fp2>(
         &exe,
         "fp2",
-        vec![Fp2::ZERO, Fp2::ONE, -Fp2::ONE, Fp2::new(Fp::ZERO, Fp::ONE), Fp2::new(-Fp::ONE, two_pow(384))],
+        vec![
+            Fp2::ZERO,
+            Fp2::ONE,
+            -Fp2::ONE,
+            Fp2::new(Fp::ZERO, Fp::ONE),
+            Fp2::new(-Fp::ONE, two_pow(384)),
+            Fp2::new(limbs_1, limbs_p_1),
+            Fp2::new(Fp::ZERO, limbs_p_1),
+            Fp2::new(limbs_p_1, limbs_p_1),
+        ],
         &|x| [fp_plain(&x.c0()), fp_plain(&x.c1())].concat(),
         &|w| Fp2::new(fp_of_plain(&w[..6]), fp_of_plain(&w[6..])),
     );
