@@ -112,10 +112,15 @@ KILN_DEV typename P::T neg(const typename P::T& a) {
 // So od·2^32 <= t gives od < 2^(32N): od's chains never carry out of od[N-1]; ev needs one
 // extra limb ev[N] for its carries. At the end t < 2m < 2^(32N) and one conditional
 // subtraction finishes.
+//
+// The operands are copied whole first, as in mul_wide: read limb by limb through references
+// to memory (the arguments of a non-inlined caller), ptxas split products into IMAD +
+// IMAD.HI.U32 + IADD3.X.
 template <class P>
-KILN_DEV typename P::T mul(const typename P::T& x, const typename P::T& y) {
+KILN_DEV typename P::T mul(const typename P::T& x_, const typename P::T& y_) {
     constexpr int N = P::N;
     static_assert(N % 2 == 0, "mul pairs limbs: N must be even");
+    const typename P::T x = x_, y = y_;
     const uint32_t* a = x.limb;
     const uint32_t* b = y.limb;
     uint32_t ev[N + 1], od[N], spill = 0;
