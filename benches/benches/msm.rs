@@ -17,8 +17,6 @@ use kiln_msm::gpu::{Curve, GpuBases, MsmContext, Scalars, scratch_bytes};
 /// ARCHITECTURE.md §6: ~0.35 ns per mixed XYZZ add at the H200's integer ceiling.
 const NS_PER_ADD_FLOOR: f64 = 0.35;
 const RUNS: usize = 5;
-/// The G2 kernel variant timed next to the default (kernels/msm/g2c.cu).
-const G2_VARIANT: (&str, &str) = ("g2c", "Fp2 products as calls, mixed add inlined");
 
 fn small() -> bool {
     ["KILN_BENCH_SMALL", "KILN_TEST_SMALL"].iter().any(|v| std::env::var(v).is_ok_and(|x| x == "1"))
@@ -61,31 +59,18 @@ fn profiled(ctx: &mut MsmContext, f: impl FnOnce(&mut MsmContext)) -> String {
     times.iter().map(|(k, ms)| format!("{k} {ms:.2}")).collect::<Vec<_>>().join(", ")
 }
 
-/// Times the MSM of `curve` at each size in `logs`. `variant`: `(kernel module suffix, label)`
-/// to time a kernel variant (kernels/msm/<suffix>.cu) instead of the default kernels.
-fn bench_curve(
-    device: &std::sync::Arc<Device>,
-    curve: Curve,
-    logs: &[u32],
-    variant: Option<(&str, &str)>,
-    rows: &mut Vec<Row>,
-) {
+fn bench_curve(device: &std::sync::Arc<Device>, curve: Curve, logs: &[u32], rows: &mut Vec<Row>) {
     let Some(&max_log) = logs.iter().max() else { return };
     let cap = 1usize << max_log;
-    let mut ctx = match variant {
-        None => MsmContext::new(device, curve, cap),
-        Some((suffix, _)) => MsmContext::with_kernel_variant(device, curve, cap, suffix),
-    }
-    .expect("MsmContext");
+    let mut ctx = MsmContext::new(device, curve, cap).expect("MsmContext");
     assert_eq!(ctx.scratch_bytes(), scratch_bytes(cap, curve));
     for &log_n in logs {
         let n = 1usize << log_n;
         let dl = KnownDlog::random(rand::thread_rng());
         let scalars = random_scalars(n, rand::random());
-        let op = match (curve, variant) {
-            (Curve::G1, None) => "msm G1".to_string(),
-            (Curve::G2, None) => "msm G2".to_string(),
-            (_, Some((_, label))) => format!("msm {curve:?} ({label})"),
+        let op = match curve {
+            Curve::G1 => "msm G1",
+            Curve::G2 => "msm G2",
         };
         let bases = match curve {
             Curve::G1 => {
@@ -128,7 +113,7 @@ fn bench_curve(
             (Curve::G2, 24) => " (bar 500)",
             _ => "",
         };
-        push_row(rows, row(&op, log_n, ms, &ctx, n, bar));
+        push_row(rows, row(op, log_n, ms, &ctx, n, bar));
     }
 }
 
@@ -178,14 +163,12 @@ fn main() {
     };
     let mut rows = Vec::new();
     if small() {
-        bench_curve(&device, Curve::G1, &[16], None, &mut rows);
-        bench_curve(&device, Curve::G2, &[16], None, &mut rows);
-        bench_curve(&device, Curve::G2, &[16], Some(G2_VARIANT), &mut rows);
+        bench_curve(&device, Curve::G1, &[16], &mut rows);
+        bench_curve(&device, Curve::G2, &[16], &mut rows);
         bench_split(&device, 16, &mut rows);
     } else {
-        bench_curve(&device, Curve::G1, &[20, 22, 24, 26], None, &mut rows);
-        bench_curve(&device, Curve::G2, &[20, 22, 24], None, &mut rows);
-        bench_curve(&device, Curve::G2, &[20, 24], Some(G2_VARIANT), &mut rows);
+        bench_curve(&device, Curve::G1, &[20, 22, 24, 26], &mut rows);
+        bench_curve(&device, Curve::G2, &[20, 22, 24], &mut rows);
         bench_split(&device, 24, &mut rows);
     }
     print_table("MSM (bases and scalars resident, uniform random scalars)", &rows);

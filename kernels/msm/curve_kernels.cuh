@@ -8,16 +8,15 @@ using namespace kiln_msm;
 // (MsmContext's ACC_BLOCK in crates/kiln-msm/src/gpu.rs).
 #define MSM_ACC_BLOCK 128
 
-// INLINE: whether the accumulate loop inlines its mixed addition (see accumulate in msm.cuh).
 // ACC_MIN_BLOCKS: resident blocks of MSM_ACC_BLOCK threads per SM that ptxas must allow. G1
 // inlined needs ~168 registers: 3 blocks of 128 threads = 12 warps per SM fit in 65536
 // registers with no spill (a 256-thread block would leave only 8 warps resident).
-#define MSM_CURVE_KERNELS(SUFFIX, F, INLINE, ACC_MIN_BLOCKS)                                                         \
+#define MSM_CURVE_KERNELS(SUFFIX, F, ACC_MIN_BLOCKS)                                                                 \
     extern "C" __global__ void __launch_bounds__(MSM_ACC_BLOCK, ACC_MIN_BLOCKS) msm_accumulate_##SUFFIX(             \
         const affine_t<F>* bases, const uint32_t* sorted, const uint32_t* offsets, uint32_t n, uint32_t nb,          \
         uint32_t windows, uint32_t S, uint32_t chunks, xyzz_t<F>* buckets, xyzz_t<F>* head, xyzz_t<F>* tail,         \
         uint32_t* head_b, uint32_t* tail_b) {                                                                        \
-        accumulate<F, INLINE>(bases, sorted, offsets, n, nb, windows, S, chunks, buckets, head, tail, head_b, tail_b);       \
+        accumulate<F>(bases, sorted, offsets, n, nb, windows, S, chunks, buckets, head, tail, head_b, tail_b);               \
     }                                                                                                                \
     extern "C" __global__ void msm_bucket_fixup_##SUFFIX(const uint32_t* offsets, uint32_t nb, uint32_t windows,     \
                                                          uint32_t S, uint32_t chunks, xyzz_t<F>* buckets,            \

@@ -84,16 +84,6 @@ KILN_DEV affine_t<F> signed_base(const affine_t<F>* bases, uint32_t entry) {
     return p;
 }
 
-// acc += p: inlined into the caller when INLINE (the hot accumulate loop of G1, where a call
-// would pass the 192-byte accumulator through local memory on every addition), else a call.
-template <class F, bool INLINE>
-KILN_DEV void madd_maybe_inline(xyzz_t<F>& acc, const affine_t<F>& p) {
-    if constexpr (INLINE) {
-        kiln_curve::xyzz_add_affine(acc, p);
-    } else {
-        madd<F>(acc, p);
-    }
-}
 
 // One thread per chunk [t*S, t*S + S) of window w's sorted list. One flat loop over the
 // chunk's entries, one mixed addition each; at a bucket edge the finished sum is stored and
@@ -105,7 +95,10 @@ KILN_DEV void madd_maybe_inline(xyzz_t<F>& acc, const affine_t<F>& p) {
 //
 // Where a bucket's sum goes: started before the chunk -> head (the fix-up adds it to the
 // chunks before), else ends after the chunk -> tail, else complete -> buckets.
-template <class F, bool INLINE>
+//
+// The mixed addition is inlined here, not called: a call passes the accumulator and the base
+// through local memory on every addition (G2's field products are calls instead, see g2.cu).
+template <class F>
 KILN_DEV void accumulate(const affine_t<F>* bases, const uint32_t* sorted, const uint32_t* offsets, uint32_t n,
                          uint32_t nb, uint32_t windows, uint32_t S, uint32_t chunks, xyzz_t<F>* buckets,
                          xyzz_t<F>* head, xyzz_t<F>* tail, uint32_t* head_b, uint32_t* tail_b) {
@@ -146,7 +139,7 @@ KILN_DEV void accumulate(const affine_t<F>* bases, const uint32_t* sorted, const
         }
         const affine_t<F> p = next;
         if (j + 1 < end) next = signed_base<F>(bases, list[j + 1]);
-        madd_maybe_inline<F, INLINE>(acc, p);
+        kiln_curve::xyzz_add_affine(acc, p);
     }
     if (started_before) {
         head[slot] = acc;

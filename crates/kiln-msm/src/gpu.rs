@@ -464,24 +464,11 @@ impl MsmContext {
     /// A context for MSMs of at most `capacity` points in `curve`, with all scratch
     /// ([`scratch_bytes`]`(capacity, curve)`) allocated and poisoned now, on a new stream.
     pub fn new(device: &Arc<Device>, curve: Curve, capacity: usize) -> Result<Self, MsmError> {
-        Self::with_kernel_variant(device, curve, capacity, curve.suffix())
-    }
-
-    /// [`MsmContext::new`] with the curve kernels taken from module `msm_<variant>` (kernels
-    /// `msm_accumulate_<variant>` and so on, same signatures, same curve): for benchmarks that
-    /// compare a kernel variant against the default in one run. Not for production use.
-    #[doc(hidden)]
-    pub fn with_kernel_variant(
-        device: &Arc<Device>,
-        curve: Curve,
-        capacity: usize,
-        variant: &str,
-    ) -> Result<Self, MsmError> {
         if capacity >= 1 << 31 {
             return Err(MsmError::InvalidArgument(format!("capacity {capacity}: at most 2^31 - 1 points")));
         }
         let f = |name: &str| device.function(SORT_MODULE, name);
-        let s = variant;
+        let s = curve.suffix();
         let curve_module = format!("msm_{s}");
         let g = |name: &str| device.function(&curve_module, name);
         let k = Kernels {
