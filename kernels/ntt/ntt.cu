@@ -89,11 +89,33 @@ static __device__ __forceinline__ fr_t scale_factor(const fr_t* tw, uint32_t mod
     return fr_mul(ld(tw + hi + (k >> lo_bits)), ld(tw + lo + (k & ((1u << lo_bits) - 1))));
 }
 
-// What a pass needs besides its data: the kernel's arguments, bundled for the device functions.
+// The kernel's arguments and the block's place, bundled for the device functions.
 struct PassArgs {
+    fr_t* a;
+    const fr_t* tw;
     const fr_t* roots;  // ω^x for x < n/2
-    uint32_t half_n, log_n, L, log_g, lo_base, inverse;
+    uint32_t half_n, log_n, L, log_g, lo_base, hi_base, inverse;
+    uint32_t scale_at, scale_mode, s_lo, s_hi, s_lo_bits, scale_bitrev;
 };
+
+// Global index of the block's local point e = j·2^log_g + g: hi_base + j·2^L + lo_base + g.
+static __device__ __forceinline__ uint32_t global_index(const PassArgs& p, uint32_t e) {
+    return p.hi_base + ((e >> p.log_g) << p.L) + p.lo_base + (e & ((1u << p.log_g) - 1));
+}
+
+// v times the pass's scale factor for the point at global index idx. A call, not inlined: it
+// is reached from every unrolled load and store of every round variant, and inlining its two
+// products there tripled the kernel's code (only the first or last pass of some transforms scales).
+static __device__ __noinline__ fr_t scale_point(const PassArgs& p, uint32_t idx, fr_t v) {
+    const uint32_t k = p.scale_bitrev ? bitrev(idx, p.log_n) : idx;
+    return fr_mul(v, scale_factor(p.tw, p.scale_mode, p.s_lo, p.s_hi, p.s_lo_bits, k));
+}
+
+// v scaled as the pass scales at `at` (1 = load, 2 = store), for the point at global index idx.
+static __device__ __forceinline__ fr_t scaled(const PassArgs& p, uint32_t at, uint32_t idx, const fr_t& v) {
+    if (p.scale_at != at || p.scale_mode == NTT_SCALE_NONE) return v;
+    return scale_point(p, idx, v);
+}
 
 // The twiddle of a butterfly at offset r (< 2^t) of local stage t, for low index lo (< 2^L):
 // ω^±x with x = (r·2^L + lo)·2^(log_n-1-L-t) < n/2. Sets `flip` when the inverse's sign is to
@@ -121,18 +143,30 @@ static __device__ __forceinline__ void butterfly(fr_t& x, fr_t& y, const fr_t& w
     }
 }
 
-// One round: local stages [t_lo, t_lo + RK) of the P points in shared memory, in registers.
+// One round: local stages [t_lo, t_lo + RK) of the block's P points, in registers.
 // A group is the 2^RK points whose local index e = j·2^log_g + g differs only in j's bits
-// [t_lo, t_lo + RK); group q leaves those bits out of e.
+// [t_lo, t_lo + RK); group q leaves those bits out of e. The pass's first round reads its
+// points from global memory and its last writes them there (both scaled as the pass asks);
+// the others go through shared memory. So a pass of r rounds exchanges through shared memory
+// r - 1 times, with one barrier each.
 template <int RK, bool DIT>
-static __device__ __forceinline__ void radix_round(uint4* sh, const PassArgs& p, uint32_t P, uint32_t t_lo) {
+static __device__ __forceinline__ void radix_round(uint4* sh, const PassArgs& p, uint32_t P, uint32_t t_lo,
+                                                   bool first, bool last) {
     constexpr uint32_t R = 1u << RK;
     const uint32_t p0 = t_lo + p.log_g;  // bit of e where the group's bits start
     for (uint32_t q = threadIdx.x; q < (P >> RK); q += blockDim.x) {
         const uint32_t base = ((q >> p0) << (p0 + RK)) | (q & ((1u << p0) - 1));
         fr_t v[R];
 #pragma unroll
-        for (uint32_t k = 0; k < R; k++) v[k] = sh_ld(sh, base + (k << p0));
+        for (uint32_t k = 0; k < R; k++) {
+            const uint32_t e = base + (k << p0);
+            if (first) {
+                const uint32_t idx = global_index(p, e);
+                v[k] = scaled(p, 1u, idx, ld(p.a + idx));
+            } else {
+                v[k] = sh_ld(sh, e);
+            }
+        }
         const uint32_t lo = p.lo_base | (base & ((1u << p.log_g) - 1));
         const uint32_t r_base = (base >> p.log_g) & ((1u << t_lo) - 1);
 #pragma unroll
@@ -148,7 +182,15 @@ static __device__ __forceinline__ void radix_round(uint4* sh, const PassArgs& p,
             }
         }
 #pragma unroll
-        for (uint32_t k = 0; k < R; k++) sh_st(sh, base + (k << p0), v[k]);
+        for (uint32_t k = 0; k < R; k++) {
+            const uint32_t e = base + (k << p0);
+            if (last) {
+                const uint32_t idx = global_index(p, e);
+                st(p.a + idx, scaled(p, 2u, idx, v[k]));
+            } else {
+                sh_st(sh, e, v[k]);
+            }
+        }
     }
 }
 
@@ -161,13 +203,14 @@ static __device__ __forceinline__ void rounds(uint4* sh, const PassArgs& p, uint
         const uint32_t r = DIT ? i : count - 1 - i;
         const uint32_t t_lo = r * NTT_ROUND_LOG;
         const uint32_t rk = min(ks - t_lo, (uint32_t)NTT_ROUND_LOG);
-        __syncthreads();  // the previous round (or the load) is done with shared memory
+        const bool first = i == 0, last = i + 1 == count;
+        if (!first) __syncthreads();  // the previous round's points are all in shared memory
         if (rk == 3) {
-            radix_round<3, DIT>(sh, p, P, t_lo);
+            radix_round<3, DIT>(sh, p, P, t_lo, first, last);
         } else if (rk == 2) {
-            radix_round<2, DIT>(sh, p, P, t_lo);
+            radix_round<2, DIT>(sh, p, P, t_lo, first, last);
         } else {
-            radix_round<1, DIT>(sh, p, P, t_lo);
+            radix_round<1, DIT>(sh, p, P, t_lo, first, last);
         }
     }
 }
@@ -187,41 +230,17 @@ ntt_pass(fr_t* a, const fr_t* tw, uint32_t log_n, uint32_t L, uint32_t ks, uint3
     // Two 16-byte units per element, swizzled (sh_ld/sh_st).
     extern __shared__ uint4 sh[];
 
-    const uint32_t G = 1u << log_g;
-    const uint32_t P = 1u << (ks + log_g);
-    const uint32_t blk = blockIdx.x;
-    // Block -> (hi, lo_base): hi selects bits above L + ks, lo_base the run of G low indices.
+    // Block -> (hi, lo_base): hi selects bits above L + ks, lo_base the run of 2^log_g low indices.
     const uint32_t lo_blocks_log = L - log_g;
-    const uint32_t lo_base = (blk & ((1u << lo_blocks_log) - 1)) << log_g;
-    const uint32_t hi_base = (blk >> lo_blocks_log) << (L + ks);
-
-    // Load: element e = j·G + g  <->  global index hi_base + j·2^L + lo_base + g.
-    for (uint32_t e = threadIdx.x; e < P; e += blockDim.x) {
-        const uint32_t idx = hi_base + ((e >> log_g) << L) + lo_base + (e & (G - 1));
-        fr_t v = ld(a + idx);
-        if (scale_at == 1u && scale_mode != NTT_SCALE_NONE) {
-            const uint32_t k = scale_bitrev ? bitrev(idx, log_n) : idx;
-            v = fr_mul(v, scale_factor(tw, scale_mode, s_lo, s_hi, s_lo_bits, k));
-        }
-        sh_st(sh, e, v);
-    }
-
-    const PassArgs p{tw + roots, 1u << (log_n - 1), log_n, L, log_g, lo_base, inverse};
+    const uint32_t lo_base = (blockIdx.x & ((1u << lo_blocks_log) - 1)) << log_g;
+    const uint32_t hi_base = (blockIdx.x >> lo_blocks_log) << (L + ks);
+    const PassArgs p{a,        tw,   tw + roots, 1u << (log_n - 1), log_n,      L,     log_g,    lo_base,
+                     hi_base,  inverse, scale_at, scale_mode,       s_lo,       s_hi,  s_lo_bits, scale_bitrev};
+    const uint32_t P = 1u << (ks + log_g);
     if (dit) {
         rounds<true>(sh, p, P, ks);
     } else {
         rounds<false>(sh, p, P, ks);
-    }
-    __syncthreads();
-
-    for (uint32_t e = threadIdx.x; e < P; e += blockDim.x) {
-        const uint32_t idx = hi_base + ((e >> log_g) << L) + lo_base + (e & (G - 1));
-        fr_t v = sh_ld(sh, e);
-        if (scale_at == 2u && scale_mode != NTT_SCALE_NONE) {
-            const uint32_t k = scale_bitrev ? bitrev(idx, log_n) : idx;
-            v = fr_mul(v, scale_factor(tw, scale_mode, s_lo, s_hi, s_lo_bits, k));
-        }
-        st(a + idx, v);
     }
 }
 

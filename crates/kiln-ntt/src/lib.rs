@@ -1,4 +1,4 @@
-//! Radix-2 NTT over BLS12-381 Fr on CPU and GPU, and the Groth16 H step.
+//! NTT over BLS12-381 Fr on CPU and GPU, and the Groth16 H step.
 //!
 //! - [`Domain`]: a radix-2 evaluation domain (2^0 … 2^28) with bellperson's
 //!   `EvaluationDomain` semantics, so every result matches bellperson bit for bit.

@@ -252,7 +252,35 @@ pub(crate) mod emulate {
         l: u32,
         log_g: u32,
         lo_base: u32,
+        hi_base: u32,
         inverse: bool,
+    }
+
+    impl Args<'_> {
+        /// The kernel's `global_index`.
+        fn global_index(&self, e: u32) -> u32 {
+            self.hi_base + ((e >> self.log_g) << self.l) + self.lo_base + (e & ((1 << self.log_g) - 1))
+        }
+    }
+
+    /// The pass's global data and scaling (the kernel's `a`, `tw` and scale arguments).
+    struct Io<'a> {
+        a: &'a mut [Scalar],
+        tw: &'a [Scalar],
+        scale: Option<(ScaleAt, Scale)>,
+    }
+
+    impl Io<'_> {
+        /// The kernel's `scaled`.
+        fn scaled(&self, at: ScaleAt, idx: u32, log_n: u32, v: Scalar) -> Scalar {
+            match self.scale {
+                Some((when, s)) if when == at => {
+                    let bitrev_flag = s.args().4 != 0;
+                    v * scale_factor(self.tw, s, if bitrev_flag { bitrev(idx, log_n) } else { idx })
+                }
+                _ => v,
+            }
+        }
     }
 
     /// The kernel's `twiddle`: `(w, flip)`.
@@ -275,13 +303,39 @@ pub(crate) mod emulate {
         }
     }
 
+    /// The first point of group `q` in a round whose bits start at `p0` of the local index
+    /// (`base` in the kernel's `radix_round`); point `k` of the group is `base + (k << p0)`.
+    pub(crate) fn group_base(q: u32, p0: u32, rk: u32) -> u32 {
+        ((q >> p0) << (p0 + rk)) | (q & ((1 << p0) - 1))
+    }
+
     /// The kernel's `radix_round` (all threads' groups in turn).
-    fn radix_round(sh: &mut Shared, p: &Args, pts: u32, t_lo: u32, rk: u32, dit: bool) {
+    #[allow(clippy::too_many_arguments)]
+    fn radix_round(
+        sh: &mut Shared,
+        io: &mut Io,
+        p: &Args,
+        pts: u32,
+        (t_lo, rk): (u32, u32),
+        dit: bool,
+        first: bool,
+        last: bool,
+    ) {
         let radix = 1u32 << rk;
         let p0 = t_lo + p.log_g;
         for q in 0..(pts >> rk) {
-            let base = ((q >> p0) << (p0 + rk)) | (q & ((1 << p0) - 1));
-            let mut v: Vec<Scalar> = (0..radix).map(|k| sh.ld(base + (k << p0))).collect();
+            let base = group_base(q, p0, rk);
+            let mut v: Vec<Scalar> = (0..radix)
+                .map(|k| {
+                    let e = base + (k << p0);
+                    if first {
+                        let idx = p.global_index(e);
+                        io.scaled(ScaleAt::Load, idx, p.log_n, io.a[idx as usize])
+                    } else {
+                        sh.ld(e)
+                    }
+                })
+                .collect();
             let lo = p.lo_base | (base & ((1 << p.log_g) - 1));
             let r_base = (base >> p.log_g) & ((1 << t_lo) - 1);
             for s in 0..rk {
@@ -297,7 +351,13 @@ pub(crate) mod emulate {
                 }
             }
             for (k, x) in v.into_iter().enumerate() {
-                sh.st(base + ((k as u32) << p0), x);
+                let e = base + ((k as u32) << p0);
+                if last {
+                    let idx = p.global_index(e);
+                    io.a[idx as usize] = io.scaled(ScaleAt::Store, idx, p.log_n, x);
+                } else {
+                    sh.st(e, x);
+                }
             }
         }
     }
@@ -314,39 +374,21 @@ pub(crate) mod emulate {
     ) {
         let Pass { l, ks, log_g } = p;
         let (blocks, _, shared_bytes) = p.launch_dims(log_n);
-        let g_count = 1u32 << log_g;
         let pts = p.points();
+        let mut io = Io { a, tw, scale };
         for blk in 0..blocks {
             let lo_blocks_log = l - log_g;
             let lo_base = (blk & ((1u32 << lo_blocks_log) - 1)) << log_g;
             let hi_base = (blk >> lo_blocks_log) << (l + ks);
-            let index = |e: u32| hi_base + ((e >> log_g) << l) + lo_base + (e & (g_count - 1));
             // The dynamic shared array: 32 bytes (2 units) per point.
             let mut sh = Shared::new((shared_bytes / 16) as usize);
-            for e in 0..pts {
-                let idx = index(e);
-                let mut v = a[idx as usize];
-                if let Some((ScaleAt::Load, s)) = scale {
-                    let bitrev_flag = s.args().4 != 0;
-                    v *= scale_factor(tw, s, if bitrev_flag { bitrev(idx, log_n) } else { idx });
-                }
-                sh.st(e, v);
-            }
-            let args = Args { roots, log_n, l, log_g, lo_base, inverse };
+            let args = Args { roots, log_n, l, log_g, lo_base, hi_base, inverse };
             let count = ks.div_ceil(ROUND_LOG);
             for i in 0..count {
                 let r = if dit { i } else { count - 1 - i };
                 let t_lo = r * ROUND_LOG;
-                radix_round(&mut sh, &args, pts, t_lo, (ks - t_lo).min(ROUND_LOG), dit);
-            }
-            for e in 0..pts {
-                let idx = index(e);
-                let mut v = sh.ld(e);
-                if let Some((ScaleAt::Store, s)) = scale {
-                    let bitrev_flag = s.args().4 != 0;
-                    v *= scale_factor(tw, s, if bitrev_flag { bitrev(idx, log_n) } else { idx });
-                }
-                a[idx as usize] = v;
+                let rk = (ks - t_lo).min(ROUND_LOG);
+                radix_round(&mut sh, &mut io, &args, pts, (t_lo, rk), dit, i == 0, i + 1 == count);
             }
         }
     }
@@ -447,6 +489,40 @@ mod tests {
                 let p = super::emulate::swizzle(u) as usize;
                 assert!(p < units as usize && !seen[p], "unit {u} -> {p} of {units}");
                 seen[p] = true;
+            }
+        }
+    }
+
+    /// Shared-memory bank model of the radix-8 rounds: a warp's 16-byte (LDS.128/STS.128)
+    /// access is served 8 threads at a time, one wavefront per distinct 16-byte bank group
+    /// hit most often. Every round of every pass plan up to 2^27 must need exactly one
+    /// wavefront per 8 threads (no conflicts).
+    #[test]
+    fn radix_rounds_are_free_of_bank_conflicts() {
+        for log_n in 3..=27 {
+            for p in passes(log_n) {
+                let pts = p.points();
+                for r in 0..p.ks.div_ceil(ROUND_LOG) {
+                    let t_lo = r * ROUND_LOG;
+                    let rk = (p.ks - t_lo).min(ROUND_LOG);
+                    let p0 = t_lo + p.log_g;
+                    let groups = pts >> rk;
+                    for k in 0..1u32 << rk {
+                        for unit in 0..2 {
+                            for q0 in (0..groups).step_by(8) {
+                                let mut hits = [0u32; 8];
+                                for q in q0..(q0 + 8).min(groups) {
+                                    let e = super::emulate::group_base(q, p0, rk) + (k << p0);
+                                    hits[(super::emulate::swizzle(2 * e + unit) & 7) as usize] += 1;
+                                }
+                                assert!(
+                                    hits.iter().all(|&h| h <= 1),
+                                    "2^{log_n} {p:?} round {r} k {k}: bank groups hit {hits:?}"
+                                );
+                            }
+                        }
+                    }
+                }
             }
         }
     }
