@@ -8,7 +8,8 @@
 //! every size, the H step up to 2^24 (above that the CPU reference takes too long; the GPU
 //! tests cover 2^27 with a round trip and Horner evaluations).
 //!
-//! `KILN_BENCH_SMALL=1` (or `KILN_TEST_SMALL=1`) runs 2^16 only.
+//! `KILN_BENCH_SMALL=1` (or `KILN_TEST_SMALL=1`) runs 2^16 only; `KILN_BENCH_LOGS=24,27`
+//! runs the listed sizes (e.g. one size under a profiler).
 
 use std::sync::Arc;
 
@@ -199,9 +200,16 @@ fn main() {
             return;
         }
     };
-    let logs: &[u32] = if small() { &[16] } else { &[20, 22, 24, 26, 27] };
+    let logs: Vec<u32> = match std::env::var("KILN_BENCH_LOGS") {
+        Ok(list) => list
+            .split(',')
+            .map(|v| v.trim().parse().unwrap_or_else(|_| panic!("KILN_BENCH_LOGS={list}: expected e.g. 24,27")))
+            .collect(),
+        Err(_) if small() => vec![16],
+        Err(_) => vec![20, 22, 24, 26, 27],
+    };
     let mut rows = Vec::new();
-    for &log_n in logs {
+    for &log_n in &logs {
         bench_size(&device, log_n, &mut rows);
     }
     print_table("NTT over Fr and the H step", &rows);
