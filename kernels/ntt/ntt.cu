@@ -7,10 +7,11 @@
 // stages, and writes them back. With up to 9 stages a pass, 2^27 is 3 passes.
 //
 // Inside a pass the stages go in rounds of up to 3 (radix 8): a thread loads the 8 points of
-// one radix-8 group from shared memory into registers, does the round's 12 butterflies there
-// and stores them back, so shared memory is read and written once per 3 stages and a block
-// synchronises once per round (a radix-2 stage through shared memory costs 5 accesses and a
-// barrier per butterfly). A pass of 8 stages is rounds of 3, 3 and 2.
+// one radix-8 group into registers (from global memory in the pass's first round, from shared
+// memory after), does the round's 12 butterflies there and stores them (to shared memory, or
+// to global memory in the last round), so shared memory is read and written once per 3 stages
+// and a block synchronises once between rounds (a radix-2 stage through shared memory costs 5
+// accesses and a barrier per butterfly). A pass of 8 stages is rounds of 3, 3 and 2.
 //
 // Two orders, chosen so that the H step needs no bit reversal between transforms:
 // - DIF (Gentleman-Sande, stages from high to low): natural order in, bit-reversed out;
