@@ -22,9 +22,10 @@
 
 namespace kiln_msm {
 
-// The curve operations, compiled once per curve and called (not inlined) from every kernel:
-// keeps the kernels small enough for nvcc to build in reasonable time, at little cost next to
-// the ~10 Montgomery products of each call.
+// The curve operations, compiled once per curve and called (not inlined) from every kernel but
+// the accumulate loop (which inlines its mixed addition, see accumulate): keeps the kernels
+// small enough for nvcc to build in reasonable time, at little cost next to the ~10 Montgomery
+// products of each call in these colder kernels.
 template <class F>
 __device__ __noinline__ void madd(xyzz_t<F>& acc, const affine_t<F>& p) { kiln_curve::xyzz_add_affine(acc, p); }
 template <class F>
