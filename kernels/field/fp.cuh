@@ -25,6 +25,7 @@ KILN_CONSTANT uint32_t FP_INV_EXP[12] = {FP_MODULUS_MINUS_2_LIMBS};      // p - 
 
 struct FpParams {
     static constexpr int N = 12;
+    static constexpr bool MOD_LOW64_IS_2_64_MINUS_2_32_PLUS_1 = false;  // see kiln_mont::mul
     using T = fp_t;
     static KILN_DEV uint32_t m0() { return FP_M0; }  // -p^-1 mod 2^32
     // Local constant tables indexed with compile-time indices (after unrolling): immediates.

@@ -30,6 +30,7 @@ KILN_CONSTANT uint32_t FR_M0_CONST[1] = {FR_M0};                       // see Fr
 
 struct FrParams {
     static constexpr int N = 8;
+    static constexpr bool MOD_LOW64_IS_2_64_MINUS_2_32_PLUS_1 = true;  // see kiln_mont::mul
     using T = fr_t;
     // -r^-1 mod 2^32 = 2^32 - 1. Read from constant memory through a volatile load: seeing the
     // immediate, ptxas rewrites q = t0·M0 as q = -t0 and then compiles the reduction's products

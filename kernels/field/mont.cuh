@@ -1,6 +1,8 @@
 // Generic Montgomery arithmetic over N 32-bit limbs, shared by Fr (N = 8) and Fp (N = 12).
 //
 // A parameter class P supplies: `N`, the element type `T` (a struct with `uint32_t limb[N]`),
+// `MOD_LOW64_IS_2_64_MINUS_2_32_PLUS_1` (m's two low limbs are 1 and 2^32 - 1, as r's are: `mul`
+// then reduces those limbs without multiplies),
 // `m0()` (= -m^-1 mod 2^32), `mod(i)`, `one(i)`, `r2(i)` (limb i of m, R mod m, R^2 mod m; called
 // with compile-time i after unrolling, so they fold into immediates) and `inv_exp(i)` (limb i of
 // m - 2, read with a run-time index from __constant__ memory).
@@ -158,17 +160,38 @@ KILN_DEV typename P::T mul(const typename P::T& x_, const typename P::T& y_) {
             ev[N] = addc(0, 0);
         }
         // t += q·m, q = t·(-m^-1) mod 2^32: afterwards ev[0] = 0.
-        uint32_t q = mul_lo(ev[0], P::m0());
-        ev[0] = mad_lo_cc(q, P::mod(0), ev[0]);
-        ev[1] = madc_hi_cc(q, P::mod(0), ev[1]);
+        const uint32_t t0 = ev[0];
+        uint32_t q, m1_hi;
+        if constexpr (P::MOD_LOW64_IS_2_64_MINUS_2_32_PLUS_1) {
+            // m = 1 + (2^32 - 1)·2^32 + ... (Fr): -m^-1 = -1 mod 2^32, so q = -t0, and the two
+            // low limbs' products need no multiply: q·1 = q, and q·(2^32 - 1) has low word -q
+            // (= t0) and high word q - 1 (0 when q = 0). t0 + q = 0 carries exactly when
+            // t0 != 0, which is also the borrow of q = 0 - t0: so m1_hi = q - borrow.
+            // Six ALU operations instead of three multiplies (one q, two wide products) per
+            // row: the multiply pipe is what an NTT of Fr products is bound by.
+            q = mul_lo(t0, P::m0());
+            (void)sub_cc(0, t0);  // borrow iff t0 != 0
+            m1_hi = subc(q, 0);
+            ev[0] = add_cc(t0, 0xffffffffu);  // only its carry: t0 + q = 0 carries iff t0 != 0
+            ev[1] = addc_cc(ev[1], 0);
+        } else {
+            q = mul_lo(t0, P::m0());
+            ev[0] = mad_lo_cc(q, P::mod(0), t0);
+            ev[1] = madc_hi_cc(q, P::mod(0), ev[1]);
+        }
 #pragma unroll
         for (int j = 2; j < N; j += 2) {
             ev[j] = madc_lo_cc(q, P::mod(j), ev[j]);
             ev[j + 1] = madc_hi_cc(q, P::mod(j), ev[j + 1]);
         }
         ev[N] = addc(ev[N], 0);
-        od[0] = mad_lo_cc(q, P::mod(1), od[0]);
-        od[1] = madc_hi_cc(q, P::mod(1), od[1]);
+        if constexpr (P::MOD_LOW64_IS_2_64_MINUS_2_32_PLUS_1) {
+            od[0] = add_cc(od[0], t0);
+            od[1] = addc_cc(od[1], m1_hi);
+        } else {
+            od[0] = mad_lo_cc(q, P::mod(1), od[0]);
+            od[1] = madc_hi_cc(q, P::mod(1), od[1]);
+        }
 #pragma unroll
         for (int j = 2; j < N - 2; j += 2) {
             od[j] = madc_lo_cc(q, P::mod(j + 1), od[j]);

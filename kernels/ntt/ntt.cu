@@ -7,11 +7,14 @@
 // stages, and writes them back. With up to 9 stages a pass, 2^27 is 3 passes.
 //
 // Inside a pass the stages go in rounds of up to 3 (radix 8): a thread loads the 8 points of
-// one radix-8 group into registers (from global memory in the pass's first round, from shared
-// memory after), does the round's 12 butterflies there and stores them (to shared memory, or
-// to global memory in the last round), so shared memory is read and written once per 3 stages
-// and a block synchronises once between rounds (a radix-2 stage through shared memory costs 5
-// accesses and a barrier per butterfly). A pass of 8 stages is rounds of 3, 3 and 2.
+// one radix-8 group from shared memory into registers, does the round's 12 butterflies there
+// and stores them back, so shared memory is read and written once per 3 stages and a block
+// synchronises once per round (a radix-2 stage through shared memory costs 5 accesses and a
+// barrier per butterfly). A pass of 8 stages is rounds of 3, 3 and 2. The pass loads all its
+// points into shared memory first and writes them out last, in loops of their own: reading
+// global memory straight into the first round's registers (and writing from the last round's)
+// saves a barrier and a shared-memory round trip but measured 3% slower at 2^24 and 20% at
+// 2^27 on the H200 (more code: every round in a variant that touches global memory).
 //
 // Two orders, chosen so that the H step needs no bit reversal between transforms:
 // - DIF (Gentleman-Sande, stages from high to low): natural order in, bit-reversed out;
@@ -32,10 +35,6 @@
 #include "field/fr.cuh"
 
 #define NTT_MAX_LOG_POINTS 10  // points per block: 2^10 x 32 B = 32 KiB of shared memory
-#define NTT_ROUND_LOG 3        // stages per round in registers: radix 8
-// One thread per radix-8 group of a full block; launch bounds keep 4 blocks (16 warps) per SM
-// within the register file.
-#define NTT_MAX_THREADS (1 << (NTT_MAX_LOG_POINTS - NTT_ROUND_LOG))
 
 // Scale modes.
 #define NTT_SCALE_NONE 0u
@@ -59,12 +58,14 @@ static __device__ __forceinline__ void st(fr_t* p, const fr_t& v) {
 
 // Shared-memory layout. An element is two 16-byte units (2e, 2e + 1), accessed as uint4
 // (two LDS.128/STS.128 per element instead of four 64-bit ones), and unit u lives at
-// u ^ ((u >> 3 ^ u >> 6 ^ u >> 9) & 7). Without this XOR swizzle, 8 threads reading elements
+// u ^ ((u >> 3 ^ u >> 4 ^ u >> 5) & 7). Without this XOR swizzle, 8 threads reading elements
 // at a power-of-two stride hit only a few of the 8 16-byte bank groups (up to 8-way
 // conflicts). The XOR only permutes units within aligned groups of 8, so an array of a
-// multiple of 8 units stays in bounds. Mirrored by plan::emulate::swizzle (the CPU model of
-// this kernel).
-static __device__ __forceinline__ uint32_t swizzle(uint32_t u) { return u ^ (((u >> 3) ^ (u >> 6) ^ (u >> 9)) & 7u); }
+// multiple of 8 units stays in bounds. The shifts were searched for (the bank model in
+// plan.rs's tests): these make every round of both radices, and the load and store loops,
+// conflict-free for every pass plan (u >> 3 ^ u >> 6 ^ u >> 9 did that for radix 8 only).
+// Mirrored by plan::emulate::swizzle (the CPU model of this kernel).
+static __device__ __forceinline__ uint32_t swizzle(uint32_t u) { return u ^ (((u >> 3) ^ (u >> 4) ^ (u >> 5)) & 7u); }
 
 static __device__ __forceinline__ fr_t sh_ld(const uint4* s, uint32_t e) {
     const uint4 x = s[swizzle(2 * e)], y = s[swizzle(2 * e + 1)];
@@ -104,9 +105,9 @@ static __device__ __forceinline__ uint32_t global_index(const PassArgs& p, uint3
     return p.hi_base + ((e >> p.log_g) << p.L) + p.lo_base + (e & ((1u << p.log_g) - 1));
 }
 
-// v times the pass's scale factor for the point at global index idx. A call, not inlined: it
-// is reached from every unrolled load and store of every round variant, and inlining its two
-// products there tripled the kernel's code (only the first or last pass of some transforms scales).
+// v times the pass's scale factor for the point at global index idx. A call, not inlined: its
+// two products would otherwise sit in the load and store loops of every pass, while only the
+// first or last pass of some transforms scales.
 static __device__ __noinline__ fr_t scale_point(const PassArgs& p, uint32_t idx, fr_t v) {
     const uint32_t k = p.scale_bitrev ? bitrev(idx, p.log_n) : idx;
     return fr_mul(v, scale_factor(p.tw, p.scale_mode, p.s_lo, p.s_hi, p.s_lo_bits, k));
@@ -144,30 +145,29 @@ static __device__ __forceinline__ void butterfly(fr_t& x, fr_t& y, const fr_t& w
     }
 }
 
+// The butterfly with twiddle 1, the same in both orders: (x, y) -> (x + y, x - y).
+static __device__ __forceinline__ void unit_butterfly(fr_t& x, fr_t& y) {
+    const fr_t s = fr_add(x, y);
+    y = fr_sub(x, y);
+    x = s;
+}
+
 // One round: local stages [t_lo, t_lo + RK) of the block's P points, in registers.
 // A group is the 2^RK points whose local index e = j·2^log_g + g differs only in j's bits
-// [t_lo, t_lo + RK); group q leaves those bits out of e. The pass's first round reads its
-// points from global memory and its last writes them there (both scaled as the pass asks);
-// the others go through shared memory. So a pass of r rounds exchanges through shared memory
-// r - 1 times, with one barrier each.
-template <int RK, bool DIT>
-static __device__ __forceinline__ void radix_round(uint4* sh, const PassArgs& p, uint32_t P, uint32_t t_lo,
-                                                   bool first, bool last) {
+// [t_lo, t_lo + RK); group q leaves those bits out of e.
+//
+// UNIT_M0: the round holds the transform's stages 0..RK-1 (pass L = 0, so lo = 0, and t_lo = 0,
+// so r_base = 0), where the butterflies at offset m = 0 have twiddle ω^0 = 1 and need no
+// product: 7 of a radix-8 round's 12 (7/8 of a product per point, ~7% of a 2^24 transform's).
+template <int RK, bool DIT, bool UNIT_M0>
+static __device__ __forceinline__ void radix_round(uint4* sh, const PassArgs& p, uint32_t P, uint32_t t_lo) {
     constexpr uint32_t R = 1u << RK;
     const uint32_t p0 = t_lo + p.log_g;  // bit of e where the group's bits start
     for (uint32_t q = threadIdx.x; q < (P >> RK); q += blockDim.x) {
         const uint32_t base = ((q >> p0) << (p0 + RK)) | (q & ((1u << p0) - 1));
         fr_t v[R];
 #pragma unroll
-        for (uint32_t k = 0; k < R; k++) {
-            const uint32_t e = base + (k << p0);
-            if (first) {
-                const uint32_t idx = global_index(p, e);
-                v[k] = scaled(p, 1u, idx, ld(p.a + idx));
-            } else {
-                v[k] = sh_ld(sh, e);
-            }
-        }
+        for (uint32_t k = 0; k < R; k++) v[k] = sh_ld(sh, base + (k << p0));
         const uint32_t lo = p.lo_base | (base & ((1u << p.log_g) - 1));
         const uint32_t r_base = (base >> p.log_g) & ((1u << t_lo) - 1);
 #pragma unroll
@@ -176,6 +176,11 @@ static __device__ __forceinline__ void radix_round(uint4* sh, const PassArgs& p,
             // Point k's offset in its 2^(t+1)-block is r_base + (k mod 2^b)·2^t_lo: 2^b twiddles.
 #pragma unroll
             for (uint32_t m = 0; m < (1u << b); m++) {
+                if (m == 0 && UNIT_M0) {
+#pragma unroll
+                    for (uint32_t k0 = 0; k0 < R; k0 += 2u << b) unit_butterfly(v[k0], v[k0 + (1u << b)]);
+                    continue;
+                }
                 bool flip;
                 const fr_t w = twiddle(p, r_base | (m << t_lo), lo, t_lo + b, flip);
 #pragma unroll
@@ -183,51 +188,51 @@ static __device__ __forceinline__ void radix_round(uint4* sh, const PassArgs& p,
             }
         }
 #pragma unroll
-        for (uint32_t k = 0; k < R; k++) {
-            const uint32_t e = base + (k << p0);
-            if (last) {
-                const uint32_t idx = global_index(p, e);
-                st(p.a + idx, scaled(p, 2u, idx, v[k]));
-            } else {
-                sh_st(sh, e, v[k]);
-            }
-        }
+        for (uint32_t k = 0; k < R; k++) sh_st(sh, base + (k << p0), v[k]);
     }
 }
 
-// The stages [0, ks) of a pass in rounds of NTT_ROUND_LOG from stage 0 up, the top round
-// holding what is left (1 to 3 stages); DIF runs them top down, DIT bottom up.
-template <bool DIT>
+// The stages [0, ks) of a pass in rounds of RL stages (radix 2^RL) from stage 0 up, the top
+// round holding what is left (1 to RL stages); DIF runs them top down, DIT bottom up.
+template <bool DIT, int RL>
 static __device__ __forceinline__ void rounds(uint4* sh, const PassArgs& p, uint32_t P, uint32_t ks) {
-    const uint32_t count = (ks + NTT_ROUND_LOG - 1) / NTT_ROUND_LOG;
+    const uint32_t count = (ks + RL - 1) / RL;
     for (uint32_t i = 0; i < count; i++) {
         const uint32_t r = DIT ? i : count - 1 - i;
-        const uint32_t t_lo = r * NTT_ROUND_LOG;
-        const uint32_t rk = min(ks - t_lo, (uint32_t)NTT_ROUND_LOG);
-        const bool first = i == 0, last = i + 1 == count;
-        if (!first) __syncthreads();  // the previous round's points are all in shared memory
-        if (rk == 3) {
-            radix_round<3, DIT>(sh, p, P, t_lo, first, last);
+        const uint32_t t_lo = r * RL;
+        const uint32_t rk = min(ks - t_lo, (uint32_t)RL);
+        __syncthreads();  // the load or the previous round has all points in shared memory
+        if (p.L == 0 && t_lo == 0) {  // the transform's first stages: see radix_round
+            if (RL == 3 && rk == 3) {
+                radix_round<3, DIT, true>(sh, p, P, t_lo);
+            } else if (rk == 2) {
+                radix_round<2, DIT, true>(sh, p, P, t_lo);
+            } else {
+                radix_round<1, DIT, true>(sh, p, P, t_lo);
+            }
+        } else if (RL == 3 && rk == 3) {
+            radix_round<3, DIT, false>(sh, p, P, t_lo);
         } else if (rk == 2) {
-            radix_round<2, DIT>(sh, p, P, t_lo, first, last);
+            radix_round<2, DIT, false>(sh, p, P, t_lo);
         } else {
-            radix_round<1, DIT>(sh, p, P, t_lo, first, last);
+            radix_round<1, DIT, false>(sh, p, P, t_lo);
         }
     }
 }
 
-// One pass: stages [L, L + ks) of a DIF (dit == 0, stages descending) or DIT (dit == 1,
-// ascending) transform of 2^log_n points, for 2^log_g consecutive low indices per block.
+// One pass: stages [L, L + ks) of a DIF (stages descending) or DIT (ascending) transform of
+// 2^log_n points, for 2^log_g consecutive low indices per block, in rounds of RL stages.
 // Requires ks >= 1, ks + log_g <= NTT_MAX_LOG_POINTS, log_g <= L, L + ks <= log_n.
-// blockDim.x = max(2^(ks + log_g - NTT_ROUND_LOG), 1); gridDim.x = 2^(log_n - ks - log_g);
+// blockDim.x = max(2^(ks + log_g - RL), 1); gridDim.x = 2^(log_n - ks - log_g);
 // dynamic shared memory 2^(ks + log_g) x 32 bytes. `roots` is the offset of ω^x (x < n/2) in
 // tw; `inverse` selects ω^-1.
 // Scale: applied to each element on load (scale_at == 1) or on store (scale_at == 2), with
 // k = its global index, or the bit reversal of it when scale_bitrev != 0.
-extern "C" __global__ void __launch_bounds__(NTT_MAX_THREADS, 4)
-ntt_pass(fr_t* a, const fr_t* tw, uint32_t log_n, uint32_t L, uint32_t ks, uint32_t log_g, uint32_t dit,
-         uint32_t roots, uint32_t inverse, uint32_t scale_at, uint32_t scale_mode, uint32_t s_lo, uint32_t s_hi,
-         uint32_t s_lo_bits, uint32_t scale_bitrev) {
+template <bool DIT, int RL>
+static __device__ __forceinline__ void pass(fr_t* a, const fr_t* tw, uint32_t log_n, uint32_t L, uint32_t ks,
+                                            uint32_t log_g, uint32_t roots, uint32_t inverse, uint32_t scale_at,
+                                            uint32_t scale_mode, uint32_t s_lo, uint32_t s_hi, uint32_t s_lo_bits,
+                                            uint32_t scale_bitrev) {
     // Two 16-byte units per element, swizzled (sh_ld/sh_st).
     extern __shared__ uint4 sh[];
 
@@ -238,12 +243,36 @@ ntt_pass(fr_t* a, const fr_t* tw, uint32_t log_n, uint32_t L, uint32_t ks, uint3
     const PassArgs p{a,        tw,   tw + roots, 1u << (log_n - 1), log_n,      L,     log_g,    lo_base,
                      hi_base,  inverse, scale_at, scale_mode,       s_lo,       s_hi,  s_lo_bits, scale_bitrev};
     const uint32_t P = 1u << (ks + log_g);
-    if (dit) {
-        rounds<true>(sh, p, P, ks);
-    } else {
-        rounds<false>(sh, p, P, ks);
+    for (uint32_t e = threadIdx.x; e < P; e += blockDim.x) {
+        const uint32_t idx = global_index(p, e);
+        sh_st(sh, e, scaled(p, 1u, idx, ld(a + idx)));
+    }
+    rounds<DIT, RL>(sh, p, P, ks);
+    __syncthreads();
+    for (uint32_t e = threadIdx.x; e < P; e += blockDim.x) {
+        const uint32_t idx = global_index(p, e);
+        st(a + idx, scaled(p, 2u, idx, sh_ld(sh, e)));
     }
 }
+
+// The pass kernels: ntt_pass_{dif,dit}{8,4}, by order and round radix (the launcher picks one
+// per pass, see plan::passes). Separate kernels rather than run-time flags, so each is compiled
+// and register-allocated for its own rounds (one kernel for both orders measured 2% slower).
+// Launch bounds: radix 8 holds 8 points (64 registers) per thread, so 128 threads x 4 blocks
+// (16 warps per SM, 128 registers); radix 4 fits 80 registers: 256 x 3 (24 warps per SM), more
+// warps to hide the products' latency at the cost of more shared-memory rounds.
+#define NTT_PASS_KERNEL(NAME, DIT, RL, MIN_BLOCKS)                                                               \
+    extern "C" __global__ void __launch_bounds__(1 << (NTT_MAX_LOG_POINTS - RL), MIN_BLOCKS)                     \
+        NAME(fr_t* a, const fr_t* tw, uint32_t log_n, uint32_t L, uint32_t ks, uint32_t log_g, uint32_t roots,  \
+             uint32_t inverse, uint32_t scale_at, uint32_t scale_mode, uint32_t s_lo, uint32_t s_hi,            \
+             uint32_t s_lo_bits, uint32_t scale_bitrev) {                                                       \
+        pass<DIT, RL>(a, tw, log_n, L, ks, log_g, roots, inverse, scale_at, scale_mode, s_lo, s_hi, s_lo_bits,  \
+                      scale_bitrev);                                                                            \
+    }
+NTT_PASS_KERNEL(ntt_pass_dif8, false, 3, 4)
+NTT_PASS_KERNEL(ntt_pass_dit8, true, 3, 4)
+NTT_PASS_KERNEL(ntt_pass_dif4, false, 2, 3)
+NTT_PASS_KERNEL(ntt_pass_dit4, true, 2, 3)
 
 // tw[roots + x] = ω^x = tw[w_hi + (x >> w_lo_bits)] · tw[w_lo + (x & mask)] for x < half_n: the
 // table every pass reads its twiddles from, built once per domain from two small host tables.
@@ -254,15 +283,45 @@ extern "C" __global__ void ntt_twiddles(fr_t* tw, uint32_t roots, uint32_t w_lo,
     st(tw + roots + x, fr_mul(ld(tw + w_hi + (x >> w_lo_bits)), ld(tw + w_lo + (x & ((1u << w_lo_bits) - 1)))));
 }
 
-// In-place bit-reversal permutation of 2^log_n points (log_n >= 1); one thread per index.
-extern "C" __global__ void ntt_bitrev(fr_t* a, uint32_t log_n) {
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (1u << log_n)) return;
-    const uint32_t j = bitrev(i, log_n);
-    if (i < j) {
-        const fr_t x = ld(a + i), y = ld(a + j);
-        st(a + i, y);
-        st(a + j, x);
+// In-place bit-reversal permutation of 2^log_n points, in tiles so that every global access
+// is a run of 2^b consecutive points (256 bytes for b = 3) instead of a lone 32-byte one.
+//
+// Write an index as i = (h, m, l): h its top b bits, l its low b bits, m the log_n - 2b bits
+// between. bitrev(i) = (rev(l), rev(m), rev(h)), so the tile T(m) = {(h, m, l): all h, l} of
+// 2^2b points maps onto T(rev(m)), point (h, l) to (rev(l), rev(h)). Block m swaps the tiles
+// m and rev(m) when m < rev(m), permutes its own tile when m = rev(m), and does nothing when
+// m > rev(m) (the pair's other block does it): it loads both tiles (rows of 2^b consecutive
+// points) into shared memory, synchronises, and writes each point of both destinations.
+// Requires b = min(NTT_BITREV_TILE_LOG, log_n / 2); gridDim.x = 2^(log_n - 2b); blockDim.x =
+// NTT_BITREV_THREADS (two 16-byte units per point, one unit per thread and tile).
+#define NTT_BITREV_TILE_LOG 3
+#define NTT_BITREV_THREADS (2 << (2 * NTT_BITREV_TILE_LOG))
+extern "C" __global__ void __launch_bounds__(NTT_BITREV_THREADS)
+ntt_bitrev(fr_t* a, uint32_t log_n, uint32_t b) {
+    __shared__ uint4 tile[2][NTT_BITREV_THREADS];
+    const uint32_t mid = log_n - 2 * b;
+    const uint32_t m = blockIdx.x;
+    const uint32_t m_rev = bitrev(m, mid);
+    if (m > m_rev) return;
+    uint4* units = reinterpret_cast<uint4*>(a);
+    const uint32_t t = threadIdx.x;
+    const uint32_t e = t >> 1, half = t & 1;  // this thread's point (h, l) of a tile and its unit
+    const uint32_t h = e >> b, l = e & ((1u << b) - 1);
+    const bool active = e < (1u << (2 * b));
+    // Unit `half` of point (h, l) of tile mm, in 16-byte units of a.
+    auto unit = [&](uint32_t hh, uint32_t mm, uint32_t ll) {
+        return 2 * (((hh << (mid + b)) | (mm << b) | ll)) + half;
+    };
+    if (active) {
+        tile[0][t] = units[unit(h, m, l)];
+        if (m != m_rev) tile[1][t] = units[unit(h, m_rev, l)];
+    }
+    __syncthreads();
+    if (active) {
+        // Destination (h, l) of tile rev(x) takes source (rev(l), rev(h)) of tile x.
+        const uint32_t src = 2 * ((bitrev(l, b) << b) | bitrev(h, b)) + half;
+        units[unit(h, m_rev, l)] = tile[0][src];
+        if (m != m_rev) units[unit(h, m, l)] = tile[1][src];
     }
 }
 

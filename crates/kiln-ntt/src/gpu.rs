@@ -25,7 +25,7 @@ use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfi
 use kiln_cuda::{CudaResultExt, Device};
 use kiln_field::{DeviceLayout, LayoutError};
 
-use crate::plan::{Layout, Scale, ScaleAt, passes};
+use crate::plan::{BITREV_THREADS, Layout, Scale, ScaleAt, bitrev_tiles, passes};
 use crate::{Domain, NttError};
 
 const MODULE: &str = "ntt_ntt";
@@ -46,7 +46,8 @@ pub struct GpuDomain {
     domain: Domain,
     layout: Layout,
     tw: CudaSlice<u64>,
-    pass: CudaFunction,
+    /// `ntt_pass_{dif8, dit8, dif4, dit4}`: indexed by `pass_kernel`.
+    passes: [CudaFunction; 4],
     bitrev: CudaFunction,
     twiddles: CudaFunction,
     pointwise: CudaFunction,
@@ -73,7 +74,12 @@ impl GpuDomain {
             domain: domain.clone(),
             layout,
             tw,
-            pass: device.function(MODULE, "ntt_pass")?,
+            passes: [
+                device.function(MODULE, "ntt_pass_dif8")?,
+                device.function(MODULE, "ntt_pass_dit8")?,
+                device.function(MODULE, "ntt_pass_dif4")?,
+                device.function(MODULE, "ntt_pass_dit4")?,
+            ],
             bitrev: device.function(MODULE, "ntt_bitrev")?,
             twiddles: device.function(MODULE, "ntt_twiddles")?,
             pointwise: device.function(MODULE, "ntt_pointwise")?,
@@ -295,9 +301,10 @@ impl GpuDomain {
             };
             let (mode, s_lo, s_hi, s_lo_bits, s_bitrev) = s.args();
             let (blocks, threads, shared_mem_bytes) = p.launch_dims(log_n);
-            let dit = u32::from(dit);
             let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes };
-            let mut launch = stream.launch_builder(&self.pass);
+            // The kernel of this round radix (3 or 2 stages, plan::passes) and order.
+            let kernel = &self.passes[2 * usize::from(p.round_log == 2) + usize::from(dit)];
+            let mut launch = stream.launch_builder(kernel);
             launch
                 .arg(&mut *a)
                 .arg(&self.tw)
@@ -305,7 +312,6 @@ impl GpuDomain {
                 .arg(&p.l)
                 .arg(&p.ks)
                 .arg(&p.log_g)
-                .arg(&dit)
                 .arg(&l.roots)
                 .arg(&inverse)
                 .arg(&at)
@@ -314,9 +320,10 @@ impl GpuDomain {
                 .arg(&s_hi)
                 .arg(&s_lo_bits)
                 .arg(&s_bitrev);
-            // SAFETY: the arguments match `ntt_pass(fr_t*, const fr_t*, u32 × 13)`; `a` holds 2^log_n
+            // SAFETY: the arguments match `ntt_pass_*(fr_t*, const fr_t*, u32 × 12)`; `a` holds 2^log_n
             // scalars (checked by the caller), the pass satisfies the kernel's preconditions
-            // (plan::passes) and gets the dynamic shared memory it indexes (32 bytes per point,
+            // (plan::passes, which also picks the kernel of its round radix: launch_dims gives
+            // one thread per group of that radix) and gets the dynamic shared memory it indexes (32 bytes per point,
             // at most 32 KiB: no opt-in needed), and every table offset is within `tw` (plan::Layout).
             unsafe { launch.launch(cfg) }.ctx("cuLaunchKernel(ntt_pass)")?;
         }
@@ -328,10 +335,14 @@ impl GpuDomain {
         if log_n == 0 {
             return Ok(());
         }
+        let (blocks, b) = bitrev_tiles(log_n);
+        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BITREV_THREADS, 1, 1), shared_mem_bytes: 0 };
         let mut launch = stream.launch_builder(&self.bitrev);
-        launch.arg(&mut *a).arg(&log_n);
-        // SAFETY: matches `ntt_bitrev(fr_t*, u32)`; `a` holds 2^log_n scalars; the kernel bounds-checks.
-        unsafe { launch.launch(LaunchConfig::for_num_elems(1u32 << log_n)) }.ctx("cuLaunchKernel(ntt_bitrev)")?;
+        launch.arg(&mut *a).arg(&log_n).arg(&b);
+        // SAFETY: matches `ntt_bitrev(fr_t*, u32, u32)`; `a` holds 2^log_n scalars; the grid and
+        // b are the kernel's requirements (plan::bitrev_tiles), under which every index it forms
+        // is below 2^log_n; its shared memory is static.
+        unsafe { launch.launch(cfg) }.ctx("cuLaunchKernel(ntt_bitrev)")?;
         Ok(())
     }
 

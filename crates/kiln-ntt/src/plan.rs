@@ -12,16 +12,16 @@ use crate::domain::powers;
 pub(crate) const MAX_STAGES_PER_PASS: u32 = 9;
 /// log2 of the most points one block holds in shared memory (must match `NTT_MAX_LOG_POINTS`).
 pub(crate) const MAX_LOG_POINTS: u32 = 10;
-/// log2 of the stages one thread does in registers between shared-memory exchanges (radix 8;
-/// must match `NTT_ROUND_LOG`).
-pub(crate) const ROUND_LOG: u32 = 3;
 
-/// One pass: stages `[l, l + ks)`, `2^log_g` consecutive low indices per block.
+/// One pass: stages `[l, l + ks)`, `2^log_g` consecutive low indices per block, in rounds of
+/// `round_log` stages that a thread does in registers between shared-memory exchanges (radix
+/// `2^round_log`: 3 or 2, the kernels `ntt_pass_{dif,dit}8` and `…4`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Pass {
     pub l: u32,
     pub ks: u32,
     pub log_g: u32,
+    pub round_log: u32,
 }
 
 impl Pass {
@@ -31,10 +31,10 @@ impl Pass {
     }
 
     /// `(blocks, threads per block, dynamic shared memory bytes)` of the launch for a
-    /// transform of `2^log_n` points: one thread per radix-8 group, 32 bytes per point.
+    /// transform of `2^log_n` points: one thread per radix group, 32 bytes per point.
     pub(crate) fn launch_dims(&self, log_n: u32) -> (u32, u32, u32) {
         let blocks = 1u32 << (log_n - self.ks - self.log_g);
-        let threads = (self.points() >> ROUND_LOG).max(1);
+        let threads = (self.points() >> self.round_log).max(1);
         (blocks, threads, self.points() * 32)
     }
 }
@@ -54,7 +54,12 @@ pub(crate) fn passes(log_n: u32) -> Vec<Pass> {
             // Group low indices only where there are low bits below the pass (l > 0): a warp
             // then reads runs of consecutive elements instead of lone 32-byte ones.
             let log_g = (MAX_LOG_POINTS - ks).min(l);
-            let p = Pass { l, ks, log_g };
+            // Radix 8 for passes of 9 stages (three full rounds), radix 4 (more warps per SM,
+            // more rounds) for the rest. H200, median of 10: all radix 8 vs all radix 4, forward
+            // 2^20 0.363 vs 0.261 ms and 2^24 4.53 vs 4.34 ms (passes of 6 to 8 stages), 2^27
+            // 37.9 vs 39.6 ms (passes of 9).
+            let round_log = if ks == MAX_STAGES_PER_PASS { 3 } else { 2 };
+            let p = Pass { l, ks, log_g, round_log };
             l += ks;
             p
         })
@@ -201,6 +206,19 @@ pub(crate) enum ScaleAt {
     Store,
 }
 
+/// log2 of the side of a bit-reversal tile (must match `NTT_BITREV_TILE_LOG`): rows of 8
+/// consecutive points, 256 bytes.
+pub(crate) const BITREV_TILE_LOG: u32 = 3;
+/// Threads of an `ntt_bitrev` block (must match `NTT_BITREV_THREADS`): one per 16-byte unit of a tile.
+pub(crate) const BITREV_THREADS: u32 = 2 << (2 * BITREV_TILE_LOG);
+
+/// `(blocks, b)` of the `ntt_bitrev` launch for `2^log_n` points: tiles of `2^b × 2^b` points,
+/// one block per tile (those whose tile maps onto a lower one do nothing).
+pub(crate) fn bitrev_tiles(log_n: u32) -> (u32, u32) {
+    let b = BITREV_TILE_LOG.min(log_n / 2);
+    (1 << (log_n - 2 * b), b)
+}
+
 #[cfg(test)]
 /// The element `k` the kernel's `bitrev(i, log_n)` maps `i` to.
 pub(crate) fn bitrev(i: u32, log_n: u32) -> u32 {
@@ -215,7 +233,7 @@ pub(crate) mod emulate {
 
     /// The kernel's shared-memory swizzle of 16-byte units (`swizzle` in ntt.cu).
     pub(crate) fn swizzle(u: u32) -> u32 {
-        u ^ (((u >> 3) ^ (u >> 6) ^ (u >> 9)) & 7)
+        u ^ (((u >> 3) ^ (u >> 4) ^ (u >> 5)) & 7)
     }
 
     /// A shared array as the kernel lays it out: `units` 16-byte units, element `e` in units
@@ -309,55 +327,38 @@ pub(crate) mod emulate {
         ((q >> p0) << (p0 + rk)) | (q & ((1 << p0) - 1))
     }
 
-    /// The kernel's `radix_round` (all threads' groups in turn).
-    #[allow(clippy::too_many_arguments)]
-    fn radix_round(
-        sh: &mut Shared,
-        io: &mut Io,
-        p: &Args,
-        pts: u32,
-        (t_lo, rk): (u32, u32),
-        dit: bool,
-        first: bool,
-        last: bool,
-    ) {
+    /// The kernel's `unit_butterfly`: twiddle 1, either order.
+    fn unit_butterfly(x: &mut Scalar, y: &mut Scalar) {
+        (*x, *y) = (*x + *y, *x - *y);
+    }
+
+    /// The kernel's `radix_round` (all threads' groups in turn); `unit_m0` is its `UNIT_M0`.
+    fn radix_round(sh: &mut Shared, p: &Args, pts: u32, (t_lo, rk): (u32, u32), dit: bool, unit_m0: bool) {
         let radix = 1u32 << rk;
         let p0 = t_lo + p.log_g;
         for q in 0..(pts >> rk) {
             let base = group_base(q, p0, rk);
-            let mut v: Vec<Scalar> = (0..radix)
-                .map(|k| {
-                    let e = base + (k << p0);
-                    if first {
-                        let idx = p.global_index(e);
-                        io.scaled(ScaleAt::Load, idx, p.log_n, io.a[idx as usize])
-                    } else {
-                        sh.ld(e)
-                    }
-                })
-                .collect();
+            let mut v: Vec<Scalar> = (0..radix).map(|k| sh.ld(base + (k << p0))).collect();
             let lo = p.lo_base | (base & ((1 << p.log_g) - 1));
             let r_base = (base >> p.log_g) & ((1 << t_lo) - 1);
             for s in 0..rk {
                 let b = if dit { s } else { rk - 1 - s };
                 for m in 0..(1u32 << b) {
-                    let (w, flip) = twiddle(p, r_base | (m << t_lo), lo, t_lo + b);
+                    let tw = if m == 0 && unit_m0 { None } else { Some(twiddle(p, r_base | (m << t_lo), lo, t_lo + b)) };
                     let mut k0 = m;
                     while k0 < radix {
                         let (lo_half, hi_half) = v.split_at_mut((k0 + (1 << b)) as usize);
-                        butterfly(dit, &mut lo_half[k0 as usize], &mut hi_half[0], w, flip);
+                        let (x, y) = (&mut lo_half[k0 as usize], &mut hi_half[0]);
+                        match tw {
+                            Some((w, flip)) => butterfly(dit, x, y, w, flip),
+                            None => unit_butterfly(x, y),
+                        }
                         k0 += 2 << b;
                     }
                 }
             }
             for (k, x) in v.into_iter().enumerate() {
-                let e = base + ((k as u32) << p0);
-                if last {
-                    let idx = p.global_index(e);
-                    io.a[idx as usize] = io.scaled(ScaleAt::Store, idx, p.log_n, x);
-                } else {
-                    sh.st(e, x);
-                }
+                sh.st(base + ((k as u32) << p0), x);
             }
         }
     }
@@ -372,7 +373,7 @@ pub(crate) mod emulate {
         (dit, inverse): (bool, bool),
         scale: Option<(ScaleAt, Scale)>,
     ) {
-        let Pass { l, ks, log_g } = p;
+        let Pass { l, ks, log_g, round_log } = p;
         let (blocks, _, shared_bytes) = p.launch_dims(log_n);
         let pts = p.points();
         let mut io = Io { a, tw, scale };
@@ -383,21 +384,48 @@ pub(crate) mod emulate {
             // The dynamic shared array: 32 bytes (2 units) per point.
             let mut sh = Shared::new((shared_bytes / 16) as usize);
             let args = Args { roots, log_n, l, log_g, lo_base, hi_base, inverse };
-            let count = ks.div_ceil(ROUND_LOG);
+            for e in 0..pts {
+                let idx = args.global_index(e);
+                sh.st(e, io.scaled(ScaleAt::Load, idx, log_n, io.a[idx as usize]));
+            }
+            let count = ks.div_ceil(round_log);
             for i in 0..count {
                 let r = if dit { i } else { count - 1 - i };
-                let t_lo = r * ROUND_LOG;
-                let rk = (ks - t_lo).min(ROUND_LOG);
-                radix_round(&mut sh, &mut io, &args, pts, (t_lo, rk), dit, i == 0, i + 1 == count);
+                let t_lo = r * round_log;
+                let rk = (ks - t_lo).min(round_log);
+                radix_round(&mut sh, &args, pts, (t_lo, rk), dit, l == 0 && t_lo == 0);
+            }
+            for e in 0..pts {
+                let idx = args.global_index(e);
+                io.a[idx as usize] = io.scaled(ScaleAt::Store, idx, log_n, sh.ld(e));
             }
         }
     }
 
+    /// The kernel's `ntt_bitrev` (all blocks in turn: each touches only its own pair of tiles).
     pub(crate) fn bitrev_permute(a: &mut [Scalar], log_n: u32) {
-        for i in 0..a.len() as u32 {
-            let j = bitrev(i, log_n);
-            if i < j {
-                a.swap(i as usize, j as usize);
+        let (blocks, b) = bitrev_tiles(log_n);
+        let mid = log_n - 2 * b;
+        let point = |h: u32, m: u32, l: u32| ((h << (mid + b)) | (m << b) | l) as usize;
+        for m in 0..blocks {
+            let m_rev = bitrev(m, mid);
+            if m > m_rev {
+                continue;
+            }
+            let side = 1u32 << b;
+            let tiles: Vec<[Scalar; 2]> = (0..side * side)
+                .map(|e| {
+                    let (h, l) = (e >> b, e & (side - 1));
+                    [a[point(h, m, l)], a[point(h, m_rev, l)]]
+                })
+                .collect();
+            for e in 0..side * side {
+                let (h, l) = (e >> b, e & (side - 1));
+                let src = ((bitrev(l, b) << b) | bitrev(h, b)) as usize;
+                a[point(h, m_rev, l)] = tiles[src][0];
+                if m != m_rev {
+                    a[point(h, m, l)] = tiles[src][1];
+                }
             }
         }
     }
@@ -468,6 +496,10 @@ mod tests {
                 assert_eq!(p.l, l);
                 assert!(p.ks >= 1 && p.ks <= MAX_STAGES_PER_PASS && p.ks + p.log_g <= MAX_LOG_POINTS);
                 assert!(p.log_g <= p.l);
+                // A kernel of the pass's radix exists, and the launch stays within its bounds
+                // (`__launch_bounds__(2^(NTT_MAX_LOG_POINTS - RL), ..)`).
+                assert!(p.round_log == 2 || p.round_log == 3, "{p:?}");
+                assert!(p.launch_dims(log_n).1 <= 1 << (MAX_LOG_POINTS - p.round_log), "{p:?}");
                 l += p.ks;
             }
             if log_n == 27 {
@@ -493,36 +525,58 @@ mod tests {
         }
     }
 
-    /// Shared-memory bank model of the radix-8 rounds: a warp's 16-byte (LDS.128/STS.128)
-    /// access is served 8 threads at a time, one wavefront per distinct 16-byte bank group
-    /// hit most often. Every round of every pass plan up to 2^27 must need exactly one
-    /// wavefront per 8 threads (no conflicts).
+    /// Shared-memory bank model of the passes: a warp's 16-byte (LDS.128/STS.128) access is
+    /// served 8 threads at a time, one wavefront per distinct 16-byte bank group hit most
+    /// often. Every round (radix 8 or 4, as planned) and the load and store loops (thread t,
+    /// point t + i·threads) of every pass plan up to 2^27 must need exactly one wavefront per 8
+    /// threads (no conflicts).
     #[test]
-    fn radix_rounds_are_free_of_bank_conflicts() {
+    fn passes_are_free_of_bank_conflicts() {
+        let conflict_free = |es: &[u32]| {
+            (0..2).all(|unit| {
+                let mut hits = [0u32; 8];
+                es.iter().for_each(|e| hits[(super::emulate::swizzle(2 * e + unit) & 7) as usize] += 1);
+                hits.iter().all(|&h| h <= 1)
+            })
+        };
         for log_n in 3..=27 {
             for p in passes(log_n) {
                 let pts = p.points();
-                for r in 0..p.ks.div_ceil(ROUND_LOG) {
-                    let t_lo = r * ROUND_LOG;
-                    let rk = (p.ks - t_lo).min(ROUND_LOG);
+                let threads = p.launch_dims(log_n).1;
+                for i in 0..pts / threads {
+                    for t0 in (0..threads).step_by(8) {
+                        let es: Vec<u32> = (t0..(t0 + 8).min(threads)).map(|t| t + i * threads).collect();
+                        assert!(conflict_free(&es), "2^{log_n} {p:?} load/store loop: points {es:?}");
+                    }
+                }
+                for r in 0..p.ks.div_ceil(p.round_log) {
+                    let t_lo = r * p.round_log;
+                    let rk = (p.ks - t_lo).min(p.round_log);
                     let p0 = t_lo + p.log_g;
                     let groups = pts >> rk;
                     for k in 0..1u32 << rk {
-                        for unit in 0..2 {
-                            for q0 in (0..groups).step_by(8) {
-                                let mut hits = [0u32; 8];
-                                for q in q0..(q0 + 8).min(groups) {
-                                    let e = super::emulate::group_base(q, p0, rk) + (k << p0);
-                                    hits[(super::emulate::swizzle(2 * e + unit) & 7) as usize] += 1;
-                                }
-                                assert!(
-                                    hits.iter().all(|&h| h <= 1),
-                                    "2^{log_n} {p:?} round {r} k {k}: bank groups hit {hits:?}"
-                                );
-                            }
+                        for q0 in (0..groups).step_by(8) {
+                            let es: Vec<u32> = (q0..(q0 + 8).min(groups))
+                                .map(|q| super::emulate::group_base(q, p0, rk) + (k << p0))
+                                .collect();
+                            assert!(conflict_free(&es), "2^{log_n} {p:?} round {r} k {k}: points {es:?}");
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// The tiled permutation of `ntt_bitrev` (its model) is the bit reversal, for every size
+    /// where the tiles shrink (b < 3) and beyond, odd and even middle widths.
+    #[test]
+    fn tiled_bit_reversal_is_the_bit_reversal() {
+        for log_n in 0..=13 {
+            let n = 1usize << log_n;
+            let mut a: Vec<Scalar> = (0..n as u64).map(Scalar::from).collect();
+            bitrev_permute(&mut a, log_n);
+            for (i, x) in a.iter().enumerate() {
+                assert_eq!(*x, Scalar::from(u64::from(bitrev(i as u32, log_n))), "2^{log_n} index {i}");
             }
         }
     }
