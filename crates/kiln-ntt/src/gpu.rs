@@ -325,7 +325,7 @@ impl GpuDomain {
             // (plan::passes, which also picks the kernel of its round radix: launch_dims gives
             // one thread per group of that radix) and gets the dynamic shared memory it indexes (32 bytes per point,
             // at most 32 KiB: no opt-in needed), and every table offset is within `tw` (plan::Layout).
-            unsafe { launch.launch(cfg) }.ctx("cuLaunchKernel(ntt_pass)")?;
+            unsafe { launch.launch(cfg) }.ctx("cuLaunchKernel(ntt_pass_*)")?;
         }
         Ok(())
     }

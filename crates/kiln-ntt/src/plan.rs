@@ -225,7 +225,7 @@ pub(crate) fn bitrev(i: u32, log_n: u32) -> u32 {
     if log_n == 0 { 0 } else { i.reverse_bits() >> (32 - log_n) }
 }
 
-/// A line-by-line CPU model of the `ntt_pass` and `ntt_bitrev` kernels (same index
+/// A line-by-line CPU model of the `ntt_pass_*` and `ntt_bitrev` kernels (same index
 /// arithmetic, same tables), so the pass plan and the indexing are tested without a GPU.
 #[cfg(test)]
 pub(crate) mod emulate {
@@ -363,7 +363,7 @@ pub(crate) mod emulate {
         }
     }
 
-    /// One launch of `ntt_pass`: `roots` is the layout's roots table (`Layout::roots`).
+    /// One launch of `ntt_pass_*` (the kernel of `p.round_log`): `roots` is the layout's roots table (`Layout::roots`).
     pub(crate) fn pass(
         a: &mut [Scalar],
         tw: &[Scalar],
