@@ -344,7 +344,8 @@ pub(crate) mod emulate {
             for s in 0..rk {
                 let b = if dit { s } else { rk - 1 - s };
                 for m in 0..(1u32 << b) {
-                    let tw = if m == 0 && unit_m0 { None } else { Some(twiddle(p, r_base | (m << t_lo), lo, t_lo + b)) };
+                    let tw =
+                        if m == 0 && unit_m0 { None } else { Some(twiddle(p, r_base | (m << t_lo), lo, t_lo + b)) };
                     let mut k0 = m;
                     while k0 < radix {
                         let (lo_half, hi_half) = v.split_at_mut((k0 + (1 << b)) as usize);
