@@ -6,11 +6,15 @@
 // the low bits (so a warp reads runs of 2^log_g consecutive 32-byte elements), does the
 // stages, and writes them back. With up to 9 stages a pass, 2^27 is 3 passes.
 //
-// Inside a pass the stages go in rounds of up to 3 (radix 8): a thread loads the 8 points of
-// one radix-8 group from shared memory into registers, does the round's 12 butterflies there
-// and stores them back, so shared memory is read and written once per 3 stages and a block
-// synchronises once per round (a radix-2 stage through shared memory costs 5 accesses and a
-// barrier per butterfly). A pass of 8 stages is rounds of 3, 3 and 2. The pass loads all its
+// Inside a pass the stages go in rounds of RL stages, radix 2^RL: a thread loads the 2^RL
+// points of one group from shared memory into registers, does the round's butterflies there
+// (12 for radix 8) and stores them back, so shared memory is read and written once per round
+// and a block synchronises once per round (a radix-2 stage through shared memory costs 5
+// accesses and a barrier per butterfly). Radix 8 (RL = 3: 8 points in registers, 16 warps per
+// SM) serves passes of 9 stages, radix 4 (RL = 2: 24 warps per SM, more rounds) the others:
+// the passes are latency-bound (ncu, 2^24 radix 4: 0.49 instructions issued per cycle per
+// scheduler, 1.5 of 5.9 warps eligible, the busiest pipe, ALU, at 47%), so more warps pay
+// until the extra rounds of a 9-stage pass outweigh them (see plan::passes). The pass loads all its
 // points into shared memory first and writes them out last, in loops of their own: reading
 // global memory straight into the first round's registers (and writing from the last round's)
 // saves a barrier and a shared-memory round trip but measured 3% slower at 2^24 and 20% at
@@ -63,7 +67,7 @@ static __device__ __forceinline__ void st(fr_t* p, const fr_t& v) {
 // conflicts). The XOR only permutes units within aligned groups of 8, so an array of a
 // multiple of 8 units stays in bounds. The shifts were searched for (the bank model in
 // plan.rs's tests): these make every round of both radices, and the load and store loops,
-// conflict-free for every pass plan (u >> 3 ^ u >> 6 ^ u >> 9 did that for radix 8 only).
+// conflict-free for every pass plan (u >> 3 ^ u >> 6 ^ u >> 9 did that for radix-8 rounds only).
 // Mirrored by plan::emulate::swizzle (the CPU model of this kernel).
 static __device__ __forceinline__ uint32_t swizzle(uint32_t u) { return u ^ (((u >> 3) ^ (u >> 4) ^ (u >> 5)) & 7u); }
 
@@ -159,7 +163,8 @@ static __device__ __forceinline__ void unit_butterfly(fr_t& x, fr_t& y) {
 //
 // UNIT_M0: the round holds the transform's stages 0..RK-1 (pass L = 0, so lo = 0, and t_lo = 0,
 // so r_base = 0), where the butterflies at offset m = 0 have twiddle ω^0 = 1 and need no
-// product: 7 of a radix-8 round's 12 (7/8 of a product per point, ~7% of a 2^24 transform's).
+// product: 7 of a radix-8 round's 12, 3 of a radix-4 round's 4 (~7% of a 2^24 transform's
+// products; H200, forward 2^24 radix 8: 4.67 -> 4.53 ms).
 template <int RK, bool DIT, bool UNIT_M0, bool INV>
 static __device__ __forceinline__ void radix_round(uint4* sh, const PassArgs& p, uint32_t P, uint32_t t_lo) {
     constexpr uint32_t R = 1u << RK;

@@ -56,8 +56,10 @@ pub(crate) fn passes(log_n: u32) -> Vec<Pass> {
             let log_g = (MAX_LOG_POINTS - ks).min(l);
             // Radix 8 for passes of 9 stages (three full rounds), radix 4 (more warps per SM,
             // more rounds) for the rest. H200, median of 10: all radix 8 vs all radix 4, forward
-            // 2^20 0.363 vs 0.261 ms and 2^24 4.53 vs 4.34 ms (passes of 6 to 8 stages), 2^27
-            // 37.9 vs 39.6 ms (passes of 9).
+            // 2^20 0.335 vs 0.265 ms and 2^24 4.43 vs 4.36 ms (passes of 6 to 8 stages), 2^27
+            // 37.7 vs 39.6 ms (passes of 9). Uneven plans for 2^24 with radix-8 9-stage passes
+            // (9 + 9 + 6 or 9 + 6 + 9 stages from stage 0 up) measured within 1% of the even
+            // one, 6 + 9 + 9 17% slower.
             let round_log = if ks == MAX_STAGES_PER_PASS { 3 } else { 2 };
             let p = Pass { l, ks, log_g, round_log };
             l += ks;
@@ -377,7 +379,7 @@ pub(crate) mod emulate {
         let Pass { l, ks, log_g, round_log } = p;
         let (blocks, _, shared_bytes) = p.launch_dims(log_n);
         let pts = p.points();
-        let mut io = Io { a, tw, scale };
+        let io = Io { a, tw, scale };
         for blk in 0..blocks {
             let lo_blocks_log = l - log_g;
             let lo_base = (blk & ((1u32 << lo_blocks_log) - 1)) << log_g;
