@@ -167,8 +167,9 @@ KILN_DEV typename P::T mul(const typename P::T& x_, const typename P::T& y_) {
             // low limbs' products need no multiply: q·1 = q, and q·(2^32 - 1) has low word -q
             // (= t0) and high word q - 1 (0 when q = 0). t0 + q = 0 carries exactly when
             // t0 != 0, which is also the borrow of q = 0 - t0: so m1_hi = q - borrow.
-            // Six ALU operations instead of three multiplies (one q, two wide products) per
-            // row: the multiply pipe is what an NTT of Fr products is bound by.
+            // ALU operations instead of the two low wide products per row (H200: Fr products
+            // 59.6 -> 63.9 G/s). q itself still comes from the multiply by the volatile m0:
+            // written as q = 0 - t0, ptxas split every product pair of the row again.
             q = mul_lo(t0, P::m0());
             (void)sub_cc(0, t0);  // borrow iff t0 != 0
             m1_hi = subc(q, 0);
