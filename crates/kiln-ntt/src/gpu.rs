@@ -46,7 +46,7 @@ pub struct GpuDomain {
     domain: Domain,
     layout: Layout,
     tw: CudaSlice<u64>,
-    /// `ntt_pass_{dif8, dit8, dif4, dit4}`: indexed by `pass_kernel`.
+    /// `ntt_pass_{dif8, dit8, dif4, dit4}`: index `2·(radix 4) + (DIT)`, see `run_passes`.
     passes: [CudaFunction; 4],
     bitrev: CudaFunction,
     twiddles: CudaFunction,
@@ -323,8 +323,9 @@ impl GpuDomain {
             // SAFETY: the arguments match `ntt_pass_*(fr_t*, const fr_t*, u32 × 12)`; `a` holds 2^log_n
             // scalars (checked by the caller), the pass satisfies the kernel's preconditions
             // (plan::passes, which also picks the kernel of its round radix: launch_dims gives
-            // one thread per group of that radix) and gets the dynamic shared memory it indexes (32 bytes per point,
-            // at most 32 KiB: no opt-in needed), and every table offset is within `tw` (plan::Layout).
+            // one thread per group of that radix, within the kernel's launch bounds) and gets the
+            // dynamic shared memory it indexes (32 bytes per point, at most 32 KiB: no opt-in
+            // needed), and every table offset is within `tw` (plan::Layout).
             unsafe { launch.launch(cfg) }.ctx("cuLaunchKernel(ntt_pass_*)")?;
         }
         Ok(())
