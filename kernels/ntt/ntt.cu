@@ -125,12 +125,13 @@ static __device__ __forceinline__ fr_t scaled(const PassArgs& p, uint32_t at, ui
 
 // The twiddle of a butterfly at offset r (< 2^t) of local stage t, for low index lo (< 2^L):
 // ω^±x with x = (r·2^L + lo)·2^(log_n-1-L-t) < n/2. Sets `flip` when the inverse's sign is to
-// be folded into the butterfly.
+// be folded into the butterfly: always in the inverse, as the table holds ω^(n/2) = -1 too
+// (ω^-0 = 1 = -ω^(n/2)), so no butterfly decides anything at run time.
 template <bool INV>
 static __device__ __forceinline__ fr_t twiddle(const PassArgs& p, uint32_t r, uint32_t lo, uint32_t t, bool& flip) {
     const uint32_t x = ((r << p.L) | lo) << (p.log_n - 1 - p.L - t);
-    flip = INV && x != 0;
-    return ld(p.roots + (flip ? p.half_n - x : x));
+    flip = INV;
+    return ld(p.roots + (INV ? p.half_n - x : x));
 }
 
 // One butterfly with twiddle w, or -w when flip.
@@ -287,12 +288,17 @@ NTT_PASS_KERNEL(ntt_pass_dit8, true, 3, 4)
 NTT_PASS_KERNEL(ntt_pass_dif4, false, 2, 3)
 NTT_PASS_KERNEL(ntt_pass_dit4, true, 2, 3)
 
-// tw[roots + x] = ω^x = tw[w_hi + (x >> w_lo_bits)] · tw[w_lo + (x & mask)] for x < half_n: the
-// table every pass reads its twiddles from, built once per domain from two small host tables.
+// tw[roots + x] = ω^x = tw[w_hi + (x >> w_lo_bits)] · tw[w_lo + (x & mask)] for x < half_n, and
+// ω^(n/2) = -1 at x = half_n: the table every pass reads its twiddles from, built once per
+// domain from two small host tables.
 extern "C" __global__ void ntt_twiddles(fr_t* tw, uint32_t roots, uint32_t w_lo, uint32_t w_hi, uint32_t w_lo_bits,
                                         uint32_t half_n) {
     const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x;
-    if (x >= half_n) return;
+    if (x > half_n) return;
+    if (x == half_n) {
+        st(tw + roots + x, fr_neg(fr_one()));
+        return;
+    }
     st(tw + roots + x, fr_mul(ld(tw + w_hi + (x >> w_lo_bits)), ld(tw + w_lo + (x & ((1u << w_lo_bits) - 1)))));
 }
 

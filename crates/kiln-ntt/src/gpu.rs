@@ -33,7 +33,7 @@ const MODULE: &str = "ntt_ntt";
 const WORDS: usize = <Scalar as DeviceLayout>::WORDS;
 
 /// Extra device bytes [`GpuDomain::h_step`] needs beyond a, b and c themselves: the resident
-/// twiddle tables of the domain, 16 bytes per point (`ω^x` for every `x < n/2`: 2 GiB at 2^27)
+/// twiddle tables of the domain, 16 bytes per point (`ω^x` for every `x <= n/2`: 2 GiB at 2^27)
 /// plus a few hundred KiB. Held once per [`GpuDomain`], which workers share. For the VRAM planner.
 pub fn h_step_bytes(log_n: u32) -> usize {
     Layout::new(log_n).len as usize * std::mem::size_of::<Scalar>()
@@ -98,9 +98,9 @@ impl GpuDomain {
         let mut launch = stream.launch_builder(&self.twiddles);
         launch.arg(&self.tw).arg(&l.roots).arg(&l.w_lo).arg(&l.w_hi).arg(&l.w_lo_bits).arg(&l.half_n);
         // SAFETY: matches `ntt_twiddles(fr_t*, u32 × 5)`; `tw` holds `l.len` scalars, the roots
-        // table [roots, roots + half_n) and the small tables it reads are within it (plan::Layout);
-        // the kernel bounds-checks x < half_n. Nothing else uses `tw` yet (construction).
-        unsafe { launch.launch(LaunchConfig::for_num_elems(l.half_n)) }.ctx("cuLaunchKernel(ntt_twiddles)")?;
+        // table [roots, roots + half_n] and the small tables it reads are within it (plan::Layout);
+        // the kernel bounds-checks x <= half_n. Nothing else uses `tw` yet (construction).
+        unsafe { launch.launch(LaunchConfig::for_num_elems(l.half_n + 1)) }.ctx("cuLaunchKernel(ntt_twiddles)")?;
         Ok(())
     }
 

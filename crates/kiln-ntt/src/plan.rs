@@ -95,7 +95,8 @@ pub(crate) struct Layout {
     pub n_inv: u32,
     /// `1/(g^n - 1)`.
     pub z_inv: u32,
-    /// `ω^x` for every `x < half_n`: the twiddles (`ω^-x = -ω^(n/2 - x)` for the inverse).
+    /// `ω^x` for every `x <= half_n` (the last is `ω^(n/2) = -1`): the twiddles, and the
+    /// inverse's `ω^-x = -ω^(n/2 - x)` for every `x < n/2`, 0 included.
     pub roots: u32,
     /// `n/2` (0 when n = 1).
     pub half_n: u32,
@@ -120,7 +121,8 @@ impl Layout {
         let (g_lo, g_hi, gn_hi, gi_lo, gin_hi) = (take(gl), take(gh), take(gh), take(gl), take(gh));
         let (n_inv, z_inv) = (take(1), take(1));
         let half_n = (1u32 << log_n) >> 1;
-        let roots = take(half_n);
+        // ω^x for x <= n/2 (none for n = 1).
+        let roots = take(if half_n == 0 { 0 } else { half_n + 1 });
         Layout {
             w_lo_bits,
             w_lo,
@@ -167,9 +169,13 @@ impl Layout {
     #[cfg(test)]
     pub(crate) fn roots(&self, values: &[Scalar]) -> Vec<Scalar> {
         let mask = (1u32 << self.w_lo_bits) - 1;
-        (0..self.half_n)
+        let mut out: Vec<Scalar> = (0..self.half_n)
             .map(|x| values[(self.w_hi + (x >> self.w_lo_bits)) as usize] * values[(self.w_lo + (x & mask)) as usize])
-            .collect()
+            .collect();
+        if self.half_n > 0 {
+            out.push(-Scalar::ONE);
+        }
+        out
     }
 }
 
@@ -306,8 +312,8 @@ pub(crate) mod emulate {
     /// The kernel's `twiddle`: `(w, flip)`.
     fn twiddle(p: &Args, r: u32, lo: u32, t: u32) -> (Scalar, bool) {
         let x = ((r << p.l) | lo) << (p.log_n - 1 - p.l - t);
-        let flip = p.inverse && x != 0;
-        (p.roots[if flip { p.roots.len() as u32 - x } else { x } as usize], flip)
+        let flip = p.inverse;
+        (p.roots[if flip { p.roots.len() as u32 - 1 - x } else { x } as usize], flip)
     }
 
     /// The kernel's `butterfly`.
@@ -511,7 +517,7 @@ mod tests {
             // The host tables stay small; the roots table is the rest.
             let lay = Layout::new(log_n);
             assert!(lay.roots < 1 << 18, "host tables at 2^{log_n}: {} elements", lay.roots);
-            assert_eq!(lay.len - lay.roots, (1u32 << log_n) / 2);
+            assert_eq!(lay.len - lay.roots, if log_n == 0 { 0 } else { (1u32 << log_n) / 2 + 1 });
         }
     }
 
