@@ -97,7 +97,6 @@ static __device__ __forceinline__ fr_t scale_factor(const fr_t* tw, uint32_t mod
 
 // The kernel's arguments and the block's place, bundled for the device functions.
 struct PassArgs {
-    fr_t* a;
     const fr_t* tw;
     const fr_t* roots;  // ω^x for x < n/2
     uint32_t half_n, log_n, L, log_g, lo_base, hi_base;
@@ -249,9 +248,8 @@ static __device__ __forceinline__ void pass(fr_t* a, const fr_t* tw, uint32_t lo
     const uint32_t lo_blocks_log = L - log_g;
     const uint32_t lo_base = (blockIdx.x & ((1u << lo_blocks_log) - 1)) << log_g;
     const uint32_t hi_base = (blockIdx.x >> lo_blocks_log) << (L + ks);
-    const PassArgs p{a,       tw,       tw + roots, 1u << (log_n - 1), log_n, L,         log_g,
-                     lo_base, hi_base,  scale_at,   scale_mode,        s_lo,  s_hi,      s_lo_bits,
-                     scale_bitrev};
+    const PassArgs p{tw,      tw + roots, 1u << (log_n - 1), log_n,      L,    log_g,     lo_base,
+                     hi_base, scale_at,   scale_mode,        s_lo,       s_hi, s_lo_bits, scale_bitrev};
     const uint32_t P = 1u << (ks + log_g);
     for (uint32_t e = threadIdx.x; e < P; e += blockDim.x) {
         const uint32_t idx = global_index(p, e);
