@@ -11,14 +11,15 @@
 // (12 for radix 8) and stores them back, so shared memory is read and written once per round
 // and a block synchronises once per round (a radix-2 stage through shared memory costs 5
 // accesses and a barrier per butterfly). Radix 8 (RL = 3: 8 points in registers, 16 warps per
-// SM) serves passes of 9 stages, radix 4 (RL = 2: 24 warps per SM, more rounds) the others:
-// the passes are latency-bound (ncu, 2^24 radix 4: 0.49 instructions issued per cycle per
-// scheduler, 1.5 of 5.9 warps eligible, the busiest pipe, ALU, at 47%), so more warps pay
-// until the extra rounds of a 9-stage pass outweigh them (see plan::passes). The pass loads all its
-// points into shared memory first and writes them out last, in loops of their own: reading
-// global memory straight into the first round's registers (and writing from the last round's)
-// saves a barrier and a shared-memory round trip but measured 3% slower at 2^24 and 20% at
-// 2^27 on the H200 (more code: every round in a variant that touches global memory).
+// SM) serves passes of 9 stages, radix 4 (RL = 2: 28 warps per SM, more rounds) the others:
+// the passes are bound by the 32-bit multiplier pipe (ncu, 2^24 radix 4: fmaheavy busy 78% of
+// the cycles, "math pipe throttle" the first stall reason, the ALU 49%), whose latency more
+// warps hide, so they pay until the extra rounds of a 9-stage pass outweigh them (see
+// plan::passes). The pass loads all its points into shared memory first and writes them out
+// last, in loops of their own: reading global memory straight into the first round's registers
+// (and writing from the last round's) saves a barrier and a shared-memory round trip but
+// measured 3% slower at 2^24 and 20% at 2^27 on the H200 (more code: every round in a variant
+// that touches global memory).
 //
 // Two orders, chosen so that the H step needs no bit reversal between transforms:
 // - DIF (Gentleman-Sande, stages from high to low): natural order in, bit-reversed out;
@@ -26,9 +27,10 @@
 //
 // Twiddles: the butterfly of stage s at offset r in its 2^(s+1)-block uses ω_{2^(s+1)}^r =
 // ω^(r·2^(log_n-1-s)), an exponent x below n/2, read from one resident table of ω^x for all
-// x < n/2 (filled once per domain by ntt_twiddles). So a butterfly costs one product: no
-// product builds twiddles on the fly. The inverse transform's ω^-x = -ω^(n/2-x) (x > 0) comes
-// from the same table, the sign folded into the butterfly (its add and subtract swap).
+// x <= n/2 (filled once per domain by ntt_twiddles). So a butterfly costs one product: no
+// product builds twiddles on the fly. The inverse transform's ω^-x = -ω^(n/2-x) comes from the
+// same table, the sign folded into the butterfly (its add and subtract swap); ω^(n/2) = -1 is
+// in the table so that x = 0 takes the same path (H200, H step 2^27: 291 -> 282 ms).
 //
 // A pass may also scale every element by c·x^k on load (first pass) or on store (last pass),
 // where k is the element's index or its bit reversal: that is how the coset powers g^i and
@@ -39,6 +41,7 @@
 #include "field/fr.cuh"
 
 #define NTT_MAX_LOG_POINTS 10  // points per block: 2^10 x 32 B = 32 KiB of shared memory
+#define NTT_PASS_THREADS 128    // threads per block at most: 2^RL points each
 
 // Scale modes.
 #define NTT_SCALE_NONE 0u
@@ -98,7 +101,7 @@ static __device__ __forceinline__ fr_t scale_factor(const fr_t* tw, uint32_t mod
 // The kernel's arguments and the block's place, bundled for the device functions.
 struct PassArgs {
     const fr_t* tw;
-    const fr_t* roots;  // ω^x for x < n/2
+    const fr_t* roots;  // ω^x for x <= n/2
     uint32_t half_n, log_n, L, log_g, lo_base, hi_base;
     uint32_t scale_at, scale_mode, s_lo, s_hi, s_lo_bits, scale_bitrev;
 };
@@ -231,8 +234,8 @@ static __device__ __forceinline__ void rounds(uint4* sh, const PassArgs& p, uint
 // One pass: stages [L, L + ks) of a DIF (stages descending) or DIT (ascending) transform of
 // 2^log_n points, for 2^log_g consecutive low indices per block, in rounds of RL stages.
 // Requires ks >= 1, ks + log_g <= NTT_MAX_LOG_POINTS, log_g <= L, L + ks <= log_n.
-// blockDim.x = max(2^(ks + log_g - RL), 1); gridDim.x = 2^(log_n - ks - log_g);
-// dynamic shared memory 2^(ks + log_g) x 32 bytes. `roots` is the offset of ω^x (x < n/2) in
+// blockDim.x = max(2^(ks + log_g - RL), 1) <= NTT_PASS_THREADS; gridDim.x = 2^(log_n - ks - log_g);
+// dynamic shared memory 2^(ks + log_g) x 32 bytes. `roots` is the offset of ω^x (x <= n/2) in
 // tw; `inverse` selects ω^-1.
 // Scale: applied to each element on load (scale_at == 1) or on store (scale_at == 2), with
 // k = its global index, or the bit reversal of it when scale_bitrev != 0.
@@ -270,11 +273,15 @@ static __device__ __forceinline__ void pass(fr_t* a, const fr_t* tw, uint32_t lo
 // The pass kernels: ntt_pass_{dif,dit}{8,4}, by order and round radix (the launcher picks one
 // per pass, see plan::passes). Separate kernels rather than run-time flags, so each is compiled
 // and register-allocated for its own rounds (one kernel for both orders measured 2% slower).
-// Launch bounds: radix 8 holds 8 points (64 registers) per thread, so 128 threads x 4 blocks
-// (16 warps per SM, 128 registers); radix 4 fits 80 registers: 256 x 3 (24 warps per SM), more
-// warps to hide the products' latency at the cost of more shared-memory rounds.
+// Launch bounds: at most 128 threads a block for both (blocks of 1024 points for radix 8, 512
+// for radix 4). Radix 8 holds 8 points (64 registers) per thread: 4 blocks per SM (16 warps,
+// 128 registers); radix 4 fits 72 registers: 7 blocks (28 warps, 40 bytes of spills), more
+// warps to hide the products' latency at the cost of more shared-memory rounds. H200, forward
+// 2^24 (radix 4): 256 x 3 blocks (24 warps) 4.14 ms, 128 x 6 (24 warps) 4.06 ms, 128 x 7 4.05
+// ms, 256 x 4 (64 registers, 184 bytes of spills) 4.35 ms: smaller blocks wait less at the
+// barrier of each round.
 #define NTT_PASS_KERNEL(NAME, DIT, RL, MIN_BLOCKS)                                                               \
-    extern "C" __global__ void __launch_bounds__(1 << (NTT_MAX_LOG_POINTS - RL), MIN_BLOCKS)                     \
+    extern "C" __global__ void __launch_bounds__(NTT_PASS_THREADS, MIN_BLOCKS)                                \
         NAME(fr_t* a, const fr_t* tw, uint32_t log_n, uint32_t L, uint32_t ks, uint32_t log_g, uint32_t roots,  \
              uint32_t inverse, uint32_t scale_at, uint32_t scale_mode, uint32_t s_lo, uint32_t s_hi,            \
              uint32_t s_lo_bits, uint32_t scale_bitrev) {                                                       \
@@ -283,8 +290,8 @@ static __device__ __forceinline__ void pass(fr_t* a, const fr_t* tw, uint32_t lo
     }
 NTT_PASS_KERNEL(ntt_pass_dif8, false, 3, 4)
 NTT_PASS_KERNEL(ntt_pass_dit8, true, 3, 4)
-NTT_PASS_KERNEL(ntt_pass_dif4, false, 2, 3)
-NTT_PASS_KERNEL(ntt_pass_dit4, true, 2, 3)
+NTT_PASS_KERNEL(ntt_pass_dif4, false, 2, 7)
+NTT_PASS_KERNEL(ntt_pass_dit4, true, 2, 7)
 
 // tw[roots + x] = ω^x = tw[w_hi + (x >> w_lo_bits)] · tw[w_lo + (x & mask)] for x < half_n, and
 // ω^(n/2) = -1 at x = half_n: the table every pass reads its twiddles from, built once per

@@ -89,7 +89,7 @@ impl GpuDomain {
         Ok(gd)
     }
 
-    /// Launches `ntt_twiddles`: `ω^x` for every `x < n/2` from the uploaded small tables.
+    /// Launches `ntt_twiddles`: `ω^x` for every `x <= n/2` from the uploaded small tables.
     fn fill_roots(&self, stream: &Arc<CudaStream>) -> Result<(), NttError> {
         let l = &self.layout;
         if l.half_n == 0 {

@@ -12,6 +12,9 @@ use crate::domain::powers;
 pub(crate) const MAX_STAGES_PER_PASS: u32 = 9;
 /// log2 of the most points one block holds in shared memory (must match `NTT_MAX_LOG_POINTS`).
 pub(crate) const MAX_LOG_POINTS: u32 = 10;
+/// log2 of the most threads a pass block has (must match `NTT_PASS_THREADS`, the kernels' launch
+/// bounds): a block holds at most `2^(PASS_THREADS_LOG + round_log)` points.
+pub(crate) const PASS_THREADS_LOG: u32 = 7;
 
 /// One pass: stages `[l, l + ks)`, `2^log_g` consecutive low indices per block, in rounds of
 /// `round_log` stages that a thread does in registers between shared-memory exchanges (radix
@@ -51,9 +54,6 @@ pub(crate) fn passes(log_n: u32) -> Vec<Pass> {
     (0..np)
         .map(|i| {
             let ks = base + u32::from(i < extra);
-            // Group low indices only where there are low bits below the pass (l > 0): a warp
-            // then reads runs of consecutive elements instead of lone 32-byte ones.
-            let log_g = (MAX_LOG_POINTS - ks).min(l);
             // Radix 8 for passes of 9 stages (three full rounds), radix 4 (more warps per SM,
             // more rounds) for the rest. H200, median of 10: all radix 8 vs all radix 4, forward
             // 2^20 0.335 vs 0.265 ms and 2^24 4.43 vs 4.36 ms (passes of 6 to 8 stages), 2^27
@@ -61,6 +61,11 @@ pub(crate) fn passes(log_n: u32) -> Vec<Pass> {
             // (9 + 9 + 6 or 9 + 6 + 9 stages from stage 0 up) measured within 1% of the even
             // one, 6 + 9 + 9 17% slower.
             let round_log = if ks == MAX_STAGES_PER_PASS { 3 } else { 2 };
+            // Group low indices only where there are low bits below the pass (l > 0): a warp
+            // then reads runs of consecutive elements instead of lone 32-byte ones. As many as
+            // the kernel's threads hold (2^round_log points each): 128-thread blocks, 4 warps
+            // waiting at each round's barrier instead of 8 (radix 4, 2^24: 4.14 -> 4.05 ms).
+            let log_g = (PASS_THREADS_LOG + round_log - ks).min(l);
             let p = Pass { l, ks, log_g, round_log };
             l += ks;
             p
@@ -506,9 +511,9 @@ mod tests {
                 assert!(p.ks >= 1 && p.ks <= MAX_STAGES_PER_PASS && p.ks + p.log_g <= MAX_LOG_POINTS);
                 assert!(p.log_g <= p.l);
                 // A kernel of the pass's radix exists, and the launch stays within its bounds
-                // (`__launch_bounds__(2^(NTT_MAX_LOG_POINTS - RL), ..)`).
+                // (`__launch_bounds__(NTT_PASS_THREADS, ..)`).
                 assert!(p.round_log == 2 || p.round_log == 3, "{p:?}");
-                assert!(p.launch_dims(log_n).1 <= 1 << (MAX_LOG_POINTS - p.round_log), "{p:?}");
+                assert!(p.launch_dims(log_n).1 <= 1 << PASS_THREADS_LOG, "{p:?}");
                 l += p.ks;
             }
             if log_n == 27 {
