@@ -168,10 +168,12 @@ KILN_DEV typename P::T mul(const typename P::T& x_, const typename P::T& y_) {
             // (= t0) and high word q - 1 (0 when q = 0). t0 + q = 0 carries exactly when
             // t0 != 0, which is also the borrow of q = 0 - t0: so m1_hi = q - borrow.
             // ALU operations instead of the two low wide products per row (H200: Fr products
-            // 59.6 -> 63.9 G/s). q itself still comes from the multiply by the volatile m0:
-            // written as q = 0 - t0, ptxas split every product pair of the row again.
-            q = mul_lo(t0, P::m0());
-            (void)sub_cc(0, t0);  // borrow iff t0 != 0
+            // 59.6 -> 63.9 G/s). q = 0 - t0 is a subtraction from a zero read through the
+            // volatile m0 (m0 + 1 = 0 here): written with a literal 0, ptxas saw q = -t0 and
+            // split every product pair of the row again; as t0·m0 it cost a multiply per row,
+            // in the multiplier pipe that bounds the NTT (8 of ~120 per product).
+            const uint32_t zero = P::m0() + 1;
+            q = sub_cc(zero, t0);  // and the borrow: t0 != 0
             m1_hi = subc(q, 0);
             ev[0] = add_cc(t0, 0xffffffffu);  // only its carry: t0 + q = 0 carries iff t0 != 0
             ev[1] = addc_cc(ev[1], 0);
