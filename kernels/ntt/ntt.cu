@@ -204,7 +204,8 @@ static __device__ __forceinline__ void radix_round(uint4* sh, const PassArgs& p,
 // The stages [0, ks) of a pass in rounds of RL stages (radix 2^RL) from stage 0 up, the top
 // round holding what is left (1 to RL stages); DIF runs them top down, DIT bottom up. INV: the
 // inverse transform (ω^-1), a template parameter so that the forward's butterflies carry no
-// sign handling (H200: forward 2^24 4.36 -> 4.16 ms, 2^27 37.7 -> 36.8 ms).
+// sign handling (H200: forward 2^24 4.36 -> 4.16 ms, 2^27 37.7 -> 36.8 ms) and, since the
+// forward and inverse are kernels of their own, neither pays the other's registers.
 template <bool DIT, int RL, bool INV>
 static __device__ __forceinline__ void rounds(uint4* sh, const PassArgs& p, uint32_t P, uint32_t ks) {
     const uint32_t count = (ks + RL - 1) / RL;
@@ -236,14 +237,13 @@ static __device__ __forceinline__ void rounds(uint4* sh, const PassArgs& p, uint
 // Requires ks >= 1, ks + log_g <= NTT_MAX_LOG_POINTS, log_g <= L, L + ks <= log_n.
 // blockDim.x = max(2^(ks + log_g - RL), 1) <= NTT_PASS_THREADS; gridDim.x = 2^(log_n - ks - log_g);
 // dynamic shared memory 2^(ks + log_g) x 32 bytes. `roots` is the offset of ω^x (x <= n/2) in
-// tw; `inverse` selects ω^-1.
+// tw; INV selects ω^-1.
 // Scale: applied to each element on load (scale_at == 1) or on store (scale_at == 2), with
 // k = its global index, or the bit reversal of it when scale_bitrev != 0.
-template <bool DIT, int RL>
+template <bool DIT, int RL, bool INV>
 static __device__ __forceinline__ void pass(fr_t* a, const fr_t* tw, uint32_t log_n, uint32_t L, uint32_t ks,
-                                            uint32_t log_g, uint32_t roots, uint32_t inverse, uint32_t scale_at,
-                                            uint32_t scale_mode, uint32_t s_lo, uint32_t s_hi, uint32_t s_lo_bits,
-                                            uint32_t scale_bitrev) {
+                                            uint32_t log_g, uint32_t roots, uint32_t scale_at, uint32_t scale_mode,
+                                            uint32_t s_lo, uint32_t s_hi, uint32_t s_lo_bits, uint32_t scale_bitrev) {
     // Two 16-byte units per element, swizzled (sh_ld/sh_st).
     extern __shared__ uint4 sh[];
 
@@ -258,11 +258,7 @@ static __device__ __forceinline__ void pass(fr_t* a, const fr_t* tw, uint32_t lo
         const uint32_t idx = global_index(p, e);
         sh_st(sh, e, scaled(p, 1u, idx, ld(a + idx)));
     }
-    if (inverse) {
-        rounds<DIT, RL, true>(sh, p, P, ks);
-    } else {
-        rounds<DIT, RL, false>(sh, p, P, ks);
-    }
+    rounds<DIT, RL, INV>(sh, p, P, ks);
     __syncthreads();
     for (uint32_t e = threadIdx.x; e < P; e += blockDim.x) {
         const uint32_t idx = global_index(p, e);
@@ -270,28 +266,34 @@ static __device__ __forceinline__ void pass(fr_t* a, const fr_t* tw, uint32_t lo
     }
 }
 
-// The pass kernels: ntt_pass_{dif,dit}{8,4}, by order and round radix (the launcher picks one
-// per pass, see plan::passes). Separate kernels rather than run-time flags, so each is compiled
-// and register-allocated for its own rounds (one kernel for both orders measured 2% slower).
+// The pass kernels: ntt_pass_{dif,dit}{8,4}[_inv], by order, round radix and direction (the
+// launcher picks one per pass, see plan::passes). Separate kernels rather than run-time flags,
+// so each is compiled and register-allocated for its own rounds: one kernel for both orders
+// measured 2% slower; one for both directions spilled 40 bytes in the forward radix-4 kernel,
+// none apart (H200, forward 2^24: -1%).
 // Launch bounds: at most 128 threads a block for both (blocks of 1024 points for radix 8, 512
 // for radix 4). Radix 8 holds 8 points (64 registers) per thread: 4 blocks per SM (16 warps,
-// 128 registers); radix 4 fits 72 registers: 7 blocks (28 warps, 40 bytes of spills), more
+// 128 registers); radix 4 fits 72 registers: 7 blocks (28 warps), more
 // warps to hide the products' latency at the cost of more shared-memory rounds. H200, forward
 // 2^24 (radix 4): 256 x 3 blocks (24 warps) 4.14 ms, 128 x 6 (24 warps) 4.06 ms, 128 x 7 4.05
 // ms, 256 x 4 (64 registers, 184 bytes of spills) 4.35 ms: smaller blocks wait less at the
 // barrier of each round.
-#define NTT_PASS_KERNEL(NAME, DIT, RL, MIN_BLOCKS)                                                               \
+#define NTT_PASS_KERNEL(NAME, DIT, RL, INV, MIN_BLOCKS)                                                         \
     extern "C" __global__ void __launch_bounds__(NTT_PASS_THREADS, MIN_BLOCKS)                                \
         NAME(fr_t* a, const fr_t* tw, uint32_t log_n, uint32_t L, uint32_t ks, uint32_t log_g, uint32_t roots,  \
-             uint32_t inverse, uint32_t scale_at, uint32_t scale_mode, uint32_t s_lo, uint32_t s_hi,            \
-             uint32_t s_lo_bits, uint32_t scale_bitrev) {                                                       \
-        pass<DIT, RL>(a, tw, log_n, L, ks, log_g, roots, inverse, scale_at, scale_mode, s_lo, s_hi, s_lo_bits,  \
-                      scale_bitrev);                                                                            \
+             uint32_t scale_at, uint32_t scale_mode, uint32_t s_lo, uint32_t s_hi, uint32_t s_lo_bits,          \
+             uint32_t scale_bitrev) {                                                                           \
+        pass<DIT, RL, INV>(a, tw, log_n, L, ks, log_g, roots, scale_at, scale_mode, s_lo, s_hi, s_lo_bits,      \
+                           scale_bitrev);                                                                       \
     }
-NTT_PASS_KERNEL(ntt_pass_dif8, false, 3, 4)
-NTT_PASS_KERNEL(ntt_pass_dit8, true, 3, 4)
-NTT_PASS_KERNEL(ntt_pass_dif4, false, 2, 7)
-NTT_PASS_KERNEL(ntt_pass_dit4, true, 2, 7)
+NTT_PASS_KERNEL(ntt_pass_dif8, false, 3, false, 4)
+NTT_PASS_KERNEL(ntt_pass_dit8, true, 3, false, 4)
+NTT_PASS_KERNEL(ntt_pass_dif4, false, 2, false, 7)
+NTT_PASS_KERNEL(ntt_pass_dit4, true, 2, false, 7)
+NTT_PASS_KERNEL(ntt_pass_dif8_inv, false, 3, true, 4)
+NTT_PASS_KERNEL(ntt_pass_dit8_inv, true, 3, true, 4)
+NTT_PASS_KERNEL(ntt_pass_dif4_inv, false, 2, true, 7)
+NTT_PASS_KERNEL(ntt_pass_dit4_inv, true, 2, true, 7)
 
 // tw[roots + x] = ω^x = tw[w_hi + (x >> w_lo_bits)] · tw[w_lo + (x & mask)] for x < half_n, and
 // ω^(n/2) = -1 at x = half_n: the table every pass reads its twiddles from, built once per
@@ -308,7 +310,8 @@ extern "C" __global__ void ntt_twiddles(fr_t* tw, uint32_t roots, uint32_t w_lo,
 }
 
 // In-place bit-reversal permutation of 2^log_n points, in tiles so that every global access
-// is a run of 2^b consecutive points (256 bytes for b = 3) instead of a lone 32-byte one.
+// is a run of 2^b consecutive points (512 bytes for b = 4) instead of a lone 32-byte one.
+// H200: b = 4 over b = 3 (256-byte runs): 2^24 0.295 -> 0.276 ms, 2^27 2.34 -> 2.18 ms.
 //
 // Write an index as i = (h, m, l): h its top b bits, l its low b bits, m the log_n - 2b bits
 // between. bitrev(i) = (rev(l), rev(m), rev(h)), so the tile T(m) = {(h, m, l): all h, l} of
@@ -318,7 +321,7 @@ extern "C" __global__ void ntt_twiddles(fr_t* tw, uint32_t roots, uint32_t w_lo,
 // points) into shared memory, synchronises, and writes each point of both destinations.
 // Requires b = min(NTT_BITREV_TILE_LOG, log_n / 2); gridDim.x = 2^(log_n - 2b); blockDim.x =
 // NTT_BITREV_THREADS (two 16-byte units per point, one unit per thread and tile).
-#define NTT_BITREV_TILE_LOG 3
+#define NTT_BITREV_TILE_LOG 4
 #define NTT_BITREV_THREADS (2 << (2 * NTT_BITREV_TILE_LOG))
 extern "C" __global__ void __launch_bounds__(NTT_BITREV_THREADS)
 ntt_bitrev(fr_t* a, uint32_t log_n, uint32_t b) {

@@ -46,8 +46,9 @@ pub struct GpuDomain {
     domain: Domain,
     layout: Layout,
     tw: CudaSlice<u64>,
-    /// `ntt_pass_{dif8, dit8, dif4, dit4}`: index `2·(radix 4) + (DIT)`, see `run_passes`.
-    passes: [CudaFunction; 4],
+    /// `ntt_pass_{dif8, dit8, dif4, dit4}` then the same `…_inv`: index
+    /// `4·(inverse) + 2·(radix 4) + (DIT)`, see `run_passes`.
+    passes: [CudaFunction; 8],
     bitrev: CudaFunction,
     twiddles: CudaFunction,
     pointwise: CudaFunction,
@@ -79,6 +80,10 @@ impl GpuDomain {
                 device.function(MODULE, "ntt_pass_dit8")?,
                 device.function(MODULE, "ntt_pass_dif4")?,
                 device.function(MODULE, "ntt_pass_dit4")?,
+                device.function(MODULE, "ntt_pass_dif8_inv")?,
+                device.function(MODULE, "ntt_pass_dit8_inv")?,
+                device.function(MODULE, "ntt_pass_dif4_inv")?,
+                device.function(MODULE, "ntt_pass_dit4_inv")?,
             ],
             bitrev: device.function(MODULE, "ntt_bitrev")?,
             twiddles: device.function(MODULE, "ntt_twiddles")?,
@@ -291,7 +296,6 @@ impl GpuDomain {
     ) -> Result<(), NttError> {
         let log_n = self.domain.log_size();
         let l = &self.layout;
-        let inverse = u32::from(inverse);
         let last = ps.len().saturating_sub(1);
         for (i, p) in ps.iter().enumerate() {
             let (at, s) = match scale {
@@ -302,8 +306,8 @@ impl GpuDomain {
             let (mode, s_lo, s_hi, s_lo_bits, s_bitrev) = s.args();
             let (blocks, threads, shared_mem_bytes) = p.launch_dims(log_n);
             let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes };
-            // The kernel of this round radix (3 or 2 stages, plan::passes) and order.
-            let kernel = &self.passes[2 * usize::from(p.round_log == 2) + usize::from(dit)];
+            // The kernel of this direction, round radix (3 or 2 stages, plan::passes) and order.
+            let kernel = &self.passes[4 * usize::from(inverse) + 2 * usize::from(p.round_log == 2) + usize::from(dit)];
             let mut launch = stream.launch_builder(kernel);
             launch
                 .arg(&mut *a)
@@ -313,14 +317,13 @@ impl GpuDomain {
                 .arg(&p.ks)
                 .arg(&p.log_g)
                 .arg(&l.roots)
-                .arg(&inverse)
                 .arg(&at)
                 .arg(&mode)
                 .arg(&s_lo)
                 .arg(&s_hi)
                 .arg(&s_lo_bits)
                 .arg(&s_bitrev);
-            // SAFETY: the arguments match `ntt_pass_*(fr_t*, const fr_t*, u32 × 12)`; `a` holds 2^log_n
+            // SAFETY: the arguments match `ntt_pass_*(fr_t*, const fr_t*, u32 × 11)`; `a` holds 2^log_n
             // scalars (checked by the caller), the pass satisfies the kernel's preconditions
             // (plan::passes, which also picks the kernel of its round radix: launch_dims gives
             // one thread per group of that radix, within the kernel's launch bounds) and gets the

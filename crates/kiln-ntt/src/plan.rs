@@ -10,7 +10,9 @@ use crate::domain::powers;
 
 /// Most butterfly stages one pass does in shared memory (2^27 = 3 passes).
 pub(crate) const MAX_STAGES_PER_PASS: u32 = 9;
-/// log2 of the most points one block holds in shared memory (must match `NTT_MAX_LOG_POINTS`).
+/// log2 of the most points one block holds in shared memory (must match `NTT_MAX_LOG_POINTS`):
+/// the plan stays within it (tested), as `PASS_THREADS_LOG` and the radices make it.
+#[cfg(test)]
 pub(crate) const MAX_LOG_POINTS: u32 = 10;
 /// log2 of the most threads a pass block has (must match `NTT_PASS_THREADS`, the kernels' launch
 /// bounds): a block holds at most `2^(PASS_THREADS_LOG + round_log)` points.
@@ -219,9 +221,9 @@ pub(crate) enum ScaleAt {
     Store,
 }
 
-/// log2 of the side of a bit-reversal tile (must match `NTT_BITREV_TILE_LOG`): rows of 8
-/// consecutive points, 256 bytes.
-pub(crate) const BITREV_TILE_LOG: u32 = 3;
+/// log2 of the side of a bit-reversal tile (must match `NTT_BITREV_TILE_LOG`): rows of 16
+/// consecutive points, 512 bytes.
+pub(crate) const BITREV_TILE_LOG: u32 = 4;
 /// Threads of an `ntt_bitrev` block (must match `NTT_BITREV_THREADS`): one per 16-byte unit of a tile.
 pub(crate) const BITREV_THREADS: u32 = 2 << (2 * BITREV_TILE_LOG);
 
