@@ -12,8 +12,8 @@
 // and a block synchronises once per round (a radix-2 stage through shared memory costs 5
 // accesses and a barrier per butterfly). Radix 8 (RL = 3: 8 points in registers, 16 warps per
 // SM) serves passes of 9 stages, radix 4 (RL = 2: 28 warps per SM, more rounds) the others:
-// the passes are bound by the 32-bit multiplier pipe (ncu, 2^24 radix 4: fmaheavy busy 78% of
-// the cycles, "math pipe throttle" the first stall reason, the ALU 49%), whose latency more
+// the passes are bound by the 32-bit multiplier pipe (ncu, 2^24 radix 4: fmaheavy busy 82% of
+// the cycles, "math pipe throttle" the first stall reason, the ALU 50%), whose latency more
 // warps hide, so they pay until the extra rounds of a 9-stage pass outweigh them (see
 // plan::passes). The pass loads all its points into shared memory first and writes them out
 // last, in loops of their own: reading global memory straight into the first round's registers
