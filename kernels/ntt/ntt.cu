@@ -273,11 +273,11 @@ static __device__ __forceinline__ void pass(fr_t* a, const fr_t* tw, uint32_t lo
 // none apart (H200, forward 2^24: -1%).
 // Launch bounds: at most 128 threads a block for both (blocks of 1024 points for radix 8, 512
 // for radix 4). Radix 8 holds 8 points (64 registers) per thread: 4 blocks per SM (16 warps,
-// 128 registers); radix 4 fits 72 registers: 7 blocks (28 warps), more
-// warps to hide the products' latency at the cost of more shared-memory rounds. H200, forward
-// 2^24 (radix 4): 256 x 3 blocks (24 warps) 4.14 ms, 128 x 6 (24 warps) 4.06 ms, 128 x 7 4.05
-// ms, 256 x 4 (64 registers, 184 bytes of spills) 4.35 ms: smaller blocks wait less at the
-// barrier of each round.
+// 128 registers); radix 4 fits 72 registers: 7 blocks (28 warps), more warps to hide the
+// products' latency at the cost of more shared-memory rounds. H200, forward 2^24 (radix 4):
+// 256 x 3 blocks (24 warps) 4.14 ms, 128 x 6 (24 warps) 4.06 ms, 128 x 7 4.05 ms, 64 x 14 4.09
+// ms, 256 x 4 (64 registers, 184 bytes of spills) 4.35 ms: blocks of 4 warps wait less at the
+// barrier of each round than blocks of 8.
 #define NTT_PASS_KERNEL(NAME, DIT, RL, INV, MIN_BLOCKS)                                                         \
     extern "C" __global__ void __launch_bounds__(NTT_PASS_THREADS, MIN_BLOCKS)                                \
         NAME(fr_t* a, const fr_t* tw, uint32_t log_n, uint32_t L, uint32_t ks, uint32_t log_g, uint32_t roots,  \
