@@ -1,8 +1,8 @@
 //! GPU benchmark of the field layer: Fr and Fp Montgomery products (and Fp squarings) per second and G1/G2
 //! XYZZ mixed additions per second, with the ratio to the H200 integer ceiling
 //! (ARCHITECTURE.md §6: ≈ 16.7 T IMAD/s; an Fp product ≈ 576 IMAD, an Fr product ≈ 256, the
-//! textbook CIOS counts: kiln's Fr product needs 232, as r's two low limbs 1 and 2^32 - 1 are
-//! reduced without multiplies, so Fr may pass 100%).
+//! textbook CIOS counts: kiln's Fr product needs 224, as r's two low limbs 1 and 2^32 - 1 and
+//! each row's q = -t0 are handled without multiplies, so Fr may pass 100%).
 //! Bars (issue 3): Fp products ≥ 50 % of the ceiling, G1 mixed adds ≥ 1.5 G/s.
 //!
 //! Each kernel (kernels/field/bench.cu) runs long dependent chains; one sample of its output

@@ -126,28 +126,27 @@ static __device__ __forceinline__ fr_t scaled(const PassArgs& p, uint32_t at, ui
 }
 
 // The twiddle of a butterfly at offset r (< 2^t) of local stage t, for low index lo (< 2^L):
-// ω^±x with x = (r·2^L + lo)·2^(log_n-1-L-t) < n/2. Sets `flip` when the inverse's sign is to
-// be folded into the butterfly: always in the inverse, as the table holds ω^(n/2) = -1 too
-// (ω^-0 = 1 = -ω^(n/2)), so no butterfly decides anything at run time.
+// ω^x with x = (r·2^L + lo)·2^(log_n-1-L-t) < n/2, or for the inverse -ω^-x = ω^(n/2-x), whose
+// sign the butterfly folds in: the table holds ω^(n/2) = -1 too (ω^-0 = 1 = -ω^(n/2)), so every
+// inverse butterfly folds it and none decides anything at run time.
 template <bool INV>
-static __device__ __forceinline__ fr_t twiddle(const PassArgs& p, uint32_t r, uint32_t lo, uint32_t t, bool& flip) {
+static __device__ __forceinline__ fr_t twiddle(const PassArgs& p, uint32_t r, uint32_t lo, uint32_t t) {
     const uint32_t x = ((r << p.L) | lo) << (p.log_n - 1 - p.L - t);
-    flip = INV;
     return ld(p.roots + (INV ? p.half_n - x : x));
 }
 
-// One butterfly with twiddle w, or -w when flip.
+// One butterfly with twiddle w (forward) or -w (INV: w from `twiddle` is the negated root).
 // DIT: (x, y) -> (x + w·y, x - w·y). DIF: (x, y) -> (x + y, (x - y)·w).
-template <bool DIT>
-static __device__ __forceinline__ void butterfly(fr_t& x, fr_t& y, const fr_t& w, bool flip) {
+template <bool DIT, bool INV>
+static __device__ __forceinline__ void butterfly(fr_t& x, fr_t& y, const fr_t& w) {
     if (DIT) {
         const fr_t u = fr_mul(y, w);
         const fr_t s = fr_add(x, u), d = fr_sub(x, u);
-        x = flip ? d : s;
-        y = flip ? s : d;
+        x = INV ? d : s;
+        y = INV ? s : d;
     } else {
         const fr_t s = fr_add(x, y);
-        const fr_t d = flip ? fr_sub(y, x) : fr_sub(x, y);
+        const fr_t d = INV ? fr_sub(y, x) : fr_sub(x, y);
         x = s;
         y = fr_mul(d, w);
     }
@@ -190,10 +189,9 @@ static __device__ __forceinline__ void radix_round(uint4* sh, const PassArgs& p,
                     for (uint32_t k0 = 0; k0 < R; k0 += 2u << b) unit_butterfly(v[k0], v[k0 + (1u << b)]);
                     continue;
                 }
-                bool flip;
-                const fr_t w = twiddle<INV>(p, r_base | (m << t_lo), lo, t_lo + b, flip);
+                const fr_t w = twiddle<INV>(p, r_base | (m << t_lo), lo, t_lo + b);
 #pragma unroll
-                for (uint32_t k0 = m; k0 < R; k0 += 2u << b) butterfly<DIT>(v[k0], v[k0 + (1u << b)], w, flip);
+                for (uint32_t k0 = m; k0 < R; k0 += 2u << b) butterfly<DIT, INV>(v[k0], v[k0 + (1u << b)], w);
             }
         }
 #pragma unroll

@@ -316,22 +316,21 @@ pub(crate) mod emulate {
         }
     }
 
-    /// The kernel's `twiddle`: `(w, flip)`.
-    fn twiddle(p: &Args, r: u32, lo: u32, t: u32) -> (Scalar, bool) {
+    /// The kernel's `twiddle`: `ω^x`, or `ω^(n/2-x)` (= `-ω^-x`) for the inverse.
+    fn twiddle(p: &Args, r: u32, lo: u32, t: u32) -> Scalar {
         let x = ((r << p.l) | lo) << (p.log_n - 1 - p.l - t);
-        let flip = p.inverse;
-        (p.roots[if flip { p.roots.len() as u32 - 1 - x } else { x } as usize], flip)
+        p.roots[if p.inverse { p.roots.len() as u32 - 1 - x } else { x } as usize]
     }
 
-    /// The kernel's `butterfly`.
-    fn butterfly(dit: bool, x: &mut Scalar, y: &mut Scalar, w: Scalar, flip: bool) {
+    /// The kernel's `butterfly`: the inverse folds the sign of its negated twiddle.
+    fn butterfly(dit: bool, inverse: bool, x: &mut Scalar, y: &mut Scalar, w: Scalar) {
         if dit {
             let u = *y * w;
             let (s, d) = (*x + u, *x - u);
-            (*x, *y) = if flip { (d, s) } else { (s, d) };
+            (*x, *y) = if inverse { (d, s) } else { (s, d) };
         } else {
             let s = *x + *y;
-            let d = if flip { *y - *x } else { *x - *y };
+            let d = if inverse { *y - *x } else { *x - *y };
             (*x, *y) = (s, d * w);
         }
     }
@@ -366,7 +365,7 @@ pub(crate) mod emulate {
                         let (lo_half, hi_half) = v.split_at_mut((k0 + (1 << b)) as usize);
                         let (x, y) = (&mut lo_half[k0 as usize], &mut hi_half[0]);
                         match tw {
-                            Some((w, flip)) => butterfly(dit, x, y, w, flip),
+                            Some(w) => butterfly(dit, p.inverse, x, y, w),
                             None => unit_butterfly(x, y),
                         }
                         k0 += 2 << b;
