@@ -9,7 +9,7 @@ use blstrs::{G1Projective, Scalar};
 use ff::Field;
 use kiln_benches::{Row, median_of, print_table, push_row};
 use kiln_cuda::cudarc::driver::CudaSlice;
-use kiln_cuda::{Device, StreamTimer};
+use kiln_cuda::{Device, PoolMemory, StreamTimer};
 use kiln_field::DeviceLayout;
 use kiln_msm::dlog::{KnownDlog, random_scalars};
 use kiln_msm::gpu::{Curve, GpuBases, MsmContext, Scalars, scratch_bytes};
@@ -62,7 +62,7 @@ fn profiled(ctx: &mut MsmContext, f: impl FnOnce(&mut MsmContext)) -> String {
 fn bench_curve(device: &std::sync::Arc<Device>, curve: Curve, logs: &[u32], rows: &mut Vec<Row>) {
     let Some(&max_log) = logs.iter().max() else { return };
     let cap = 1usize << max_log;
-    let mut ctx = MsmContext::new(device, curve, cap).expect("MsmContext");
+    let mut ctx = MsmContext::new(device, curve, cap, &PoolMemory).expect("MsmContext");
     assert_eq!(ctx.scratch_bytes(), scratch_bytes(cap, curve));
     for &log_n in logs {
         let n = 1usize << log_n;
@@ -74,13 +74,13 @@ fn bench_curve(device: &std::sync::Arc<Device>, curve: Curve, logs: &[u32], rows
         };
         let bases = match curve {
             Curve::G1 => {
-                let b = GpuBases::g1(device, &dl.g1_bases(n)).expect("upload");
+                let b = GpuBases::g1(device, &dl.g1_bases(n), &PoolMemory).expect("upload");
                 let got = ctx.msm_g1(&b, Scalars::Host(&scalars)).expect("msm");
                 assert_eq!(got, dl.expected_g1(&scalars), "{op} 2^{log_n}: wrong result, not timing it");
                 b
             }
             Curve::G2 => {
-                let b = GpuBases::g2(device, &dl.g2_bases(n)).expect("upload");
+                let b = GpuBases::g2(device, &dl.g2_bases(n), &PoolMemory).expect("upload");
                 let got = ctx.msm_g2(&b, Scalars::Host(&scalars)).expect("msm");
                 assert_eq!(got, dl.expected_g2(&scalars), "{op} 2^{log_n}: wrong result, not timing it");
                 b
@@ -129,8 +129,8 @@ fn bench_split(device: &std::sync::Arc<Device>, log_n: u32, rows: &mut Vec<Row>)
         })
         .collect();
     let dl = KnownDlog::random(rand::thread_rng());
-    let bases = GpuBases::g1(device, &dl.g1_bases(n)).expect("upload");
-    let mut ctx = MsmContext::new(device, Curve::G1, n).expect("MsmContext");
+    let bases = GpuBases::g1(device, &dl.g1_bases(n), &PoolMemory).expect("upload");
+    let mut ctx = MsmContext::new(device, Curve::G1, n, &PoolMemory).expect("MsmContext");
     let sp = ctx.split(Scalars::Host(&scalars)).expect("split");
     let got = ctx.msm_g1_split(&bases, &sp).expect("split msm");
     assert_eq!(got, dl.expected_g1(&scalars), "split 2^{log_n}: wrong result, not timing it");

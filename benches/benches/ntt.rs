@@ -64,7 +64,7 @@ fn download(stream: &Arc<CudaStream>, d: &CudaSlice<u64>) -> Vec<Scalar> {
 fn bench_size(device: &Arc<Device>, log_n: u32, rows: &mut Vec<Row>) {
     let stream = device.new_stream().expect("stream");
     let d = Domain::new(log_n).expect("domain");
-    let gd = GpuDomain::new(device, &stream, &d).expect("GpuDomain");
+    let gd = GpuDomain::new(device, &stream, &d, &kiln_cuda::PoolMemory).expect("GpuDomain");
     let n = d.size();
 
     // Forward: check once, then time in place (the data's content does not change the work).

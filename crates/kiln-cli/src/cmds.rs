@@ -6,12 +6,14 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 use kiln_groth16::circuits::{Builtin, Kind};
 use kiln_groth16::{
-    Check, CpuBackend, Parameters, PreparedVerifyingKey, Progress, Proof, ProveOptions, ProverBackend, Timings,
-    create_proofs, random_setup, verify_proofs_batch,
+    Check, Parameters, PreparedVerifyingKey, Progress, Proof, ProveOptions, Timings, create_proofs, random_setup,
+    verify_proofs_batch,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use sha2::{Digest, Sha256};
+
+use crate::backend::BackendArgs;
 
 /// Any error of these commands, as a message for the user.
 pub type CmdResult = Result<(), Box<dyn std::error::Error>>;
@@ -69,6 +71,8 @@ pub struct ProveArgs {
     /// Check that the witness satisfies every constraint before proving.
     #[arg(long)]
     check: bool,
+    #[command(flatten)]
+    backend: BackendArgs,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -91,13 +95,18 @@ pub struct VerifyArgs {
 }
 
 /// Options of `kiln bench` and `kiln demo`.
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 pub struct BenchArgs {
     #[command(flatten)]
     circuit: CircuitArgs,
     /// Proofs to time (the median is reported).
     #[arg(long, default_value_t = 3)]
     repeat: usize,
+    #[command(flatten)]
+    backend: BackendArgs,
+    /// Skip the verification of each proof before it is returned (time the prover alone).
+    #[arg(long)]
+    no_verify: bool,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -135,15 +144,6 @@ impl Drop for Bar {
     fn drop(&mut self) {
         self.bar.finish_and_clear();
     }
-}
-
-/// The fastest backend present. Only the CPU backend exists for now.
-fn best_backend(quiet: bool) -> Box<dyn ProverBackend> {
-    let gpus = kiln_cuda::devices().map(|d| d.len()).unwrap_or(0);
-    if gpus > 0 && !quiet {
-        eprintln!("note: {gpus} GPU(s) found, but the GPU prover backend is not yet available: proving on the CPU");
-    }
-    Box::new(CpuBackend)
 }
 
 fn ms(d: Duration) -> f64 {
@@ -186,13 +186,12 @@ pub fn prove(args: &ProveArgs) -> CmdResult {
     let params = Parameters::read(&args.params, Check::Full)?;
     let circuits: Vec<Builtin> =
         (0..args.count).map(|i| Builtin { seed: args.circuit.seed + i, ..args.circuit.circuit() }).collect();
-    let backend = best_backend(args.json);
+    let backend = args.backend.prover(params.into(), args.json)?;
     let (proofs, timings) = create_proofs(
         backend.as_ref(),
-        &params,
         circuits,
         &mut rand::rngs::OsRng,
-        ProveOptions { check_satisfied: args.check },
+        ProveOptions { check_satisfied: args.check, verify: true },
     )?;
     kiln_groth16::atomic::write_atomic(&args.out, |w| proofs.iter().try_for_each(|p| w.write_all(&p.to_bytes())))?;
     if args.json {
@@ -285,6 +284,8 @@ struct RunReport {
     params_ms: f64,
     cached: bool,
     timings: Vec<Timings>,
+    /// Wall time of each proof, circuit to verified proof bytes (phases overlap on the GPU).
+    walls: Vec<Duration>,
     verify: Duration,
     verified: bool,
     proof: Proof,
@@ -294,12 +295,17 @@ struct RunReport {
 fn run_bench(args: &BenchArgs) -> Result<RunReport, Box<dyn std::error::Error>> {
     let c = args.circuit.circuit();
     let (params, cached, params_time) = cached_params(c, args.circuit.log_size, args.json)?;
-    let backend = best_backend(args.json);
+    let params = std::sync::Arc::new(params);
+    let backend = args.backend.prover(params.clone(), args.json)?;
     let mut rng = rand::rngs::OsRng;
     let mut timings = Vec::new();
+    let mut walls = Vec::new();
     let mut proof = None;
+    let options = ProveOptions { verify: !args.no_verify, ..ProveOptions::default() };
     for _ in 0..args.repeat.max(1) {
-        let (p, t) = create_proofs(backend.as_ref(), &params, vec![c], &mut rng, ProveOptions::default())?;
+        let start = Instant::now();
+        let (p, t) = create_proofs(backend.as_ref(), vec![c], &mut rng, options)?;
+        walls.push(start.elapsed());
         timings.push(t);
         proof = Some(p[0]);
     }
@@ -311,6 +317,7 @@ fn run_bench(args: &BenchArgs) -> Result<RunReport, Box<dyn std::error::Error>> 
         params_ms: ms(params_time),
         cached,
         timings,
+        walls,
         verify: start.elapsed(),
         verified,
         proof,
@@ -327,25 +334,28 @@ fn median_timings(all: &[Timings]) -> Timings {
     };
     Timings {
         synthesis: med(|t| t.synthesis),
+        prepare: med(|t| t.prepare),
         h_poly: med(|t| t.h_poly),
         msm_h_l: med(|t| t.msm_h_l),
         msm_a_b_g1: med(|t| t.msm_a_b_g1),
         msm_b_g2: med(|t| t.msm_b_g2),
         epilogue: med(|t| t.epilogue),
+        verify: med(|t| t.verify),
+        on_gpu: all.iter().any(|t| t.on_gpu),
     }
 }
 
 fn timings_json(t: &Timings) -> String {
-    let fields: Vec<String> = t.phases().iter().map(|(n, d)| format!(r#""{n}":{:.3}"#, ms(*d))).collect();
+    let fields: Vec<String> = t.phases().iter().map(|(n, _, d)| format!(r#""{n}":{:.3}"#, ms(*d))).collect();
     format!(r#"{{{},"total":{:.3}}}"#, fields.join(","), ms(t.total()))
 }
 
 fn print_timings(t: &Timings) {
-    println!("{:<16} {:>10}", "phase", "ms");
-    for (name, d) in t.phases() {
-        println!("{name:<16} {:>10.1}", ms(d));
+    println!("{:<16} {:<5} {:>10}", "phase", "on", "ms");
+    for (name, unit, d) in t.phases() {
+        println!("{name:<16} {unit:<5} {:>10.1}", ms(d));
     }
-    println!("{:<16} {:>10.1}", "total", ms(t.total()));
+    println!("{:<16} {:<5} {:>10.1}", "total", "", ms(t.total()));
 }
 
 /// `kiln bench`: median per-phase proving time over repeats.
@@ -356,17 +366,20 @@ pub fn bench(args: &BenchArgs) -> CmdResult {
 
 /// `kiln demo`: cached parameters, one proof on the best backend, verification, timings.
 pub fn demo(args: &BenchArgs) -> CmdResult {
-    let args = BenchArgs { repeat: 1, circuit: args.circuit.clone(), json: args.json };
+    let args = BenchArgs { repeat: 1, ..args.clone() };
     let r = run_bench(&args)?;
     report(&args, &r, true)
 }
 
 fn report(args: &BenchArgs, r: &RunReport, demo: bool) -> CmdResult {
     let t = median_timings(&r.timings);
+    let mut walls = r.walls.clone();
+    walls.sort();
+    let wall = walls[walls.len() / 2];
     let c = &args.circuit;
     if args.json {
         println!(
-            r#"{{"circuit":"{}","log_size":{},"backend":"{}","params_cached":{},"params_ms":{:.1},"repeats":{},"prove_ms":{},"verify_ms":{:.3},"verified":{},"proof":"{}"}}"#,
+            r#"{{"circuit":"{}","log_size":{},"backend":"{}","params_cached":{},"params_ms":{:.1},"repeats":{},"prove_ms":{},"wall_ms":{:.3},"wall_min_ms":{:.3},"wall_max_ms":{:.3},"verify_ms":{:.3},"verified":{},"proof":"{}"}}"#,
             c.circuit,
             c.log_size,
             r.backend,
@@ -374,6 +387,9 @@ fn report(args: &BenchArgs, r: &RunReport, demo: bool) -> CmdResult {
             r.params_ms,
             r.timings.len(),
             timings_json(&t),
+            ms(wall),
+            ms(walls[0]),
+            ms(walls[walls.len() - 1]),
             ms(r.verify),
             r.verified,
             hex(&r.proof.to_bytes())
@@ -391,6 +407,12 @@ fn report(args: &BenchArgs, r: &RunReport, demo: bool) -> CmdResult {
             println!("median of {} proofs:", r.timings.len());
         }
         print_timings(&t);
+        println!(
+            "wall      {:.1} ms median (min {:.1}, max {:.1}): circuit to verified proof bytes",
+            ms(wall),
+            ms(walls[0]),
+            ms(walls[walls.len() - 1])
+        );
         println!("verify    {:.1} ms: {}", ms(r.verify), if r.verified { "VERIFIED" } else { "FAILED" });
     }
     if r.verified { Ok(()) } else { Err("the proof did not verify".into()) }

@@ -1,5 +1,6 @@
 //! The `kiln` command.
 
+mod backend;
 mod cmds;
 mod devices;
 

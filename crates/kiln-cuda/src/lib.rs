@@ -5,6 +5,8 @@
 //! - one shared [`Device`] per ordinal that loads kiln's embedded kernel modules once;
 //! - streams, event timing ([`StreamTimer`]), poisoned device buffers and pinned host
 //!   buffers;
+//! - one currency for device memory: [`DeviceBuf`], handed out by a [`DeviceMemory`]
+//!   (kiln-vram's arenas on the proving path, [`PoolMemory`] in tests and tools);
 //! - one typed error, [`CudaError`], carrying the CUDA status name and what to do.
 //!
 //! ```no_run
@@ -22,15 +24,17 @@
 //!
 //! cudarc is re-exported for launches and buffers. Its safe allocations are
 //! stream-ordered (`cuMemAllocAsync`), which is exactly the memory-pool behaviour
-//! ARCHITECTURE.md §1 warns about: on the proving path, `kiln-vram` decides when they
-//! happen.
+//! ARCHITECTURE.md §1 warns about: on the proving path, memory comes from `kiln-vram`'s
+//! arenas instead, through [`DeviceMemory`].
 
+mod buf;
 mod device;
 mod error;
 mod memory;
 pub mod smoke;
 pub mod testing;
 
+pub use buf::{DeviceBuf, DeviceMemory, PoolMemory};
 pub use cudarc;
 pub use device::{Device, DeviceInfo, device_count, devices, driver_present};
 pub use error::{CudaError, Result};

@@ -23,6 +23,7 @@
 //! ```
 
 pub mod constants;
+#[cfg(feature = "cuda")]
 pub mod gpu;
 mod layout;
 

@@ -11,7 +11,7 @@ use bellperson::groth16 as bp;
 use blstrs::Bls12;
 use kiln_groth16::circuits::{Builtin, Kind};
 use kiln_groth16::{
-    CpuBackend, NoProgress, PreparedVerifyingKey, ProveOptions, create_proofs, random_setup, verify_proof,
+    CpuProver, NoProgress, PreparedVerifyingKey, ProveOptions, create_proofs, random_setup, verify_proof,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -56,8 +56,9 @@ fn main() {
             let (mut ours, mut theirs) = (Vec::new(), Vec::new());
             for _ in 0..repeat {
                 let start = Instant::now();
-                let (p, _) = create_proofs(&CpuBackend, &params, vec![circuit], &mut rng, ProveOptions::default())
-                    .expect("kiln proves");
+                let (p, _) =
+                    create_proofs(&CpuProver::new(params.clone()), vec![circuit], &mut rng, ProveOptions::default())
+                        .expect("kiln proves");
                 ours.push(start.elapsed());
                 assert!(verify_proof(&pvk, &p[0], &inputs).unwrap(), "kiln proof does not verify");
 

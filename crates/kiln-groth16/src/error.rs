@@ -184,6 +184,39 @@ pub enum Groth16Error {
     /// An MSM failed.
     #[error("MSM: {0}")]
     Msm(#[from] kiln_msm::MsmError),
+    /// A proof failed verification before it was handed out: the parameters do not belong to
+    /// the verifying key, the circuit's densities differ from the setup's, or the device
+    /// computed wrongly. No proof of the batch is returned.
+    #[error(
+        "proof {circuit} made by {prover} does not verify: the parameters are inconsistent (a corrupt or foreign \
+         parameter file, or a circuit whose shape differs from the one they were made for) or the device computed \
+         wrongly (run `kiln prove --backend cpu` to tell which); no proof was returned"
+    )]
+    ProofRejected {
+        /// Index of the circuit in the batch.
+        circuit: usize,
+        /// The prover's name ("cpu", "cuda:0", ...).
+        prover: String,
+    },
+    /// A verification failed to run (wrong number of public inputs).
+    #[error("verifying the new proof: {0}")]
+    Verify(#[from] VerifyError),
+    /// The GPU prover could not start or failed on the device.
+    #[cfg(feature = "cuda")]
+    #[error("GPU prover: {0}")]
+    Cuda(#[from] kiln_cuda::CudaError),
+    /// No VRAM plan fits on the device.
+    #[cfg(feature = "cuda")]
+    #[error("GPU prover: {0}")]
+    Plan(#[from] kiln_vram::PlanError),
+    /// The VRAM plan's provisioning failed.
+    #[cfg(feature = "cuda")]
+    #[error("GPU prover: {0}")]
+    Vram(#[from] kiln_vram::VramError),
+    /// The device's lock policy refused an operation (a bug in the caller's phase order).
+    #[cfg(feature = "cuda")]
+    #[error("GPU prover: {0}")]
+    Lock(#[from] kiln_lock::LockError),
 }
 
 /// Errors of verification (a proof that does not verify is `Ok(false)`, not an error).

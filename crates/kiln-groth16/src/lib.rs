@@ -6,7 +6,9 @@
 //! - [`params`]: bellperson's parameter file format (memory-mapped, validated in parallel).
 //! - [`synth`]: bellpepper-core circuits into A/B/C evaluations, assignments and densities.
 //! - [`setup`]: random setup from an RNG (toxic waste: tests, demos, benchmarks).
-//! - [`prover`]: the prover over a [`ProverBackend`]; [`CpuBackend`] runs anywhere.
+//! - [`prover`]: a [`Prover`] built once from the parameters: [`CpuProver`] anywhere,
+//!   `GpuProver` (feature `cuda`) with the SRS resident on a GPU; every proof verified before
+//!   it is returned; the conformance suite both pass.
 //! - [`verifier`]: single and batch verification.
 //! - [`circuits`]: built-in circuits with a size knob.
 #![doc = include_str!("../README.md")]
@@ -26,7 +28,11 @@ pub use error::{Groth16Error, ParamsError, PointFault, ProofError, VerifyError};
 pub use params::{Check, Parameters, VerifyingKey};
 pub use progress::{NoProgress, Progress};
 pub use proof::{PROOF_BYTES, Proof};
-pub use prover::{CpuBackend, ProveOptions, ProverBackend, Timings, create_proof, create_proofs, create_proofs_with};
+pub use prover::{
+    CpuProver, ProveOptions, Prover, Sums, Timings, create_proof, create_proofs, create_proofs_with, prove_assignments,
+};
+#[cfg(feature = "cuda")]
+pub use prover::{GpuOptions, GpuProver, SrsMode, parse_bytes};
 pub use setup::{Trapdoor, random_setup, setup_with_trapdoor};
 pub use verifier::{PreparedVerifyingKey, verify, verify_proof, verify_proofs_batch};
 

@@ -6,7 +6,7 @@ use ff::Field;
 use group::prime::PrimeCurveAffine;
 use kiln_groth16::circuits::{Builtin, Kind};
 use kiln_groth16::{
-    Check, CpuBackend, Groth16Error, NoProgress, Parameters, ParamsError, PointFault, PreparedVerifyingKey, Proof,
+    Check, CpuProver, Groth16Error, NoProgress, Parameters, ParamsError, PointFault, PreparedVerifyingKey, Proof,
     ProofError, ProveOptions, VerifyError, create_proofs, random_setup, verify_proof,
 };
 use proptest::prelude::*;
@@ -164,12 +164,13 @@ fn infinity_is_rejected_everywhere() {
 fn circuit_larger_than_the_parameters_is_rejected() {
     let (_, p) = small();
     let big = Builtin::new(Kind::Mimc, 256, 5);
-    let err = create_proofs(&CpuBackend, &p, vec![big], &mut rand::thread_rng(), ProveOptions::default()).unwrap_err();
+    let err = create_proofs(&CpuProver::new(p.clone()), vec![big], &mut rand::thread_rng(), ProveOptions::default())
+        .unwrap_err();
     assert!(matches!(err, Groth16Error::ParamsMismatch { .. }), "{err:?}");
     // Same size, other circuit: also a mismatch.
     let other = Builtin::new(Kind::Porep, 64, 5);
-    let err =
-        create_proofs(&CpuBackend, &p, vec![other], &mut rand::thread_rng(), ProveOptions::default()).unwrap_err();
+    let err = create_proofs(&CpuProver::new(p.clone()), vec![other], &mut rand::thread_rng(), ProveOptions::default())
+        .unwrap_err();
     assert!(matches!(err, Groth16Error::ParamsMismatch { .. }), "{err:?}");
 }
 
@@ -177,7 +178,7 @@ fn circuit_larger_than_the_parameters_is_rejected() {
 fn wrong_number_of_public_inputs_is_an_error() {
     let (c, p) = small();
     let (proofs, _) =
-        create_proofs(&CpuBackend, &p, vec![c], &mut rand::thread_rng(), ProveOptions::default()).unwrap();
+        create_proofs(&CpuProver::new(p.clone()), vec![c], &mut rand::thread_rng(), ProveOptions::default()).unwrap();
     let pvk = PreparedVerifyingKey::new(&p.vk);
     assert_eq!(verify_proof(&pvk, &proofs[0], &[]), Err(VerifyError::InputCount { expected: 1, got: 0 }));
     let two = [Scalar::ONE, Scalar::ONE];
@@ -204,11 +205,22 @@ impl Circuit<Scalar> for Unsatisfied {
 fn unsatisfied_circuit_is_caught_when_asked_and_never_verifies() {
     let mut rng = ChaCha20Rng::seed_from_u64(1);
     let p = random_setup(Unsatisfied, &mut rng, &NoProgress).unwrap();
-    let err = create_proofs(&CpuBackend, &p, vec![Unsatisfied], &mut rng, ProveOptions { check_satisfied: true })
-        .unwrap_err();
+    let err = create_proofs(
+        &CpuProver::new(p.clone()),
+        vec![Unsatisfied],
+        &mut rng,
+        ProveOptions { check_satisfied: true, ..ProveOptions::default() },
+    )
+    .unwrap_err();
     assert!(matches!(err, Groth16Error::Unsatisfied { circuit: 0, constraint: 0 }), "{err:?}");
-    // Without the check a proof comes out, and it does not verify.
-    let (proofs, _) = create_proofs(&CpuBackend, &p, vec![Unsatisfied], &mut rng, ProveOptions::default()).unwrap();
+    // Without the check, the proof is made, fails the verification every proof gets before it
+    // is returned, and is not handed out (issue 15 item 2: kiln never returns a bad proof).
+    let err =
+        create_proofs(&CpuProver::new(p.clone()), vec![Unsatisfied], &mut rng, ProveOptions::default()).unwrap_err();
+    assert!(matches!(&err, Groth16Error::ProofRejected { circuit: 0, prover } if prover == "cpu"), "{err:?}");
+    // Only with verification turned off (benchmarks) does the bad proof come out.
+    let options = ProveOptions { verify: false, ..ProveOptions::default() };
+    let (proofs, _) = create_proofs(&CpuProver::new(p.clone()), vec![Unsatisfied], &mut rng, options).unwrap();
     let pvk = PreparedVerifyingKey::new(&p.vk);
     assert_eq!(verify_proof(&pvk, &proofs[0], &[Scalar::from(16u64)]), Ok(false));
 }
@@ -217,7 +229,7 @@ fn unsatisfied_circuit_is_caught_when_asked_and_never_verifies() {
 fn bad_proof_bytes_are_rejected() {
     let (c, p) = small();
     let (proofs, _) =
-        create_proofs(&CpuBackend, &p, vec![c], &mut rand::thread_rng(), ProveOptions::default()).unwrap();
+        create_proofs(&CpuProver::new(p.clone()), vec![c], &mut rand::thread_rng(), ProveOptions::default()).unwrap();
     let good = proofs[0].to_bytes();
     assert!(matches!(Proof::from_bytes(&good[..191]), Err(ProofError::Length { expected: 192, got: 191 })));
     let mut bad = good;

@@ -6,7 +6,7 @@ use blstrs::{Bls12, Scalar};
 use ff::Field;
 use kiln_groth16::circuits::{Builtin, Kind};
 use kiln_groth16::{
-    Check, CpuBackend, NoProgress, Parameters, PreparedVerifyingKey, Proof, ProveOptions, create_proofs,
+    Check, CpuProver, NoProgress, Parameters, PreparedVerifyingKey, Proof, ProveOptions, create_proofs,
     create_proofs_with, random_setup, verify_proof, verify_proofs_batch,
 };
 use rand::{RngCore, SeedableRng};
@@ -55,16 +55,21 @@ fn cross_check(kind: Kind, constraints: usize) {
     let mut rng = ChaCha20Rng::seed_from_u64(seed ^ 1);
     let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
     let (kiln_proofs, _) =
-        create_proofs_with(&CpuBackend, &kiln_params, vec![circuit], &[(r, s)], ProveOptions::default()).unwrap();
+        create_proofs_with(&CpuProver::new(kiln_params.clone()), vec![circuit], &[(r, s)], ProveOptions::default())
+            .unwrap();
     let bp_proof = bp::create_proof(circuit, &bp_params, r, s).unwrap();
     let mut bp_proof_bytes = Vec::new();
     bp_proof.write(&mut bp_proof_bytes).unwrap();
     assert_eq!(kiln_proofs[0].to_bytes().to_vec(), bp_proof_bytes, "{ctx}: proof bytes differ for the same r, s");
 
     // kiln's random proof verifies with bellperson's verifier, and a wrong input fails there.
-    let (kiln_random, _) =
-        create_proofs(&CpuBackend, &kiln_params, vec![circuit], &mut rng, ProveOptions { check_satisfied: true })
-            .unwrap();
+    let (kiln_random, _) = create_proofs(
+        &CpuProver::new(kiln_params.clone()),
+        vec![circuit],
+        &mut rng,
+        ProveOptions { check_satisfied: true, ..ProveOptions::default() },
+    )
+    .unwrap();
     let as_bp = bp::Proof::<Bls12>::read(&kiln_random[0].to_bytes()[..]).unwrap();
     let bp_pvk = bp::prepare_verifying_key(&bp_params.vk);
     assert!(bp::verify_proof(&bp_pvk, &as_bp, &inputs).unwrap(), "{ctx}: bellperson rejects kiln's proof");
@@ -119,7 +124,8 @@ fn batch_of_circuits_matches_bellperson_batch() {
     let r: Vec<Scalar> = (0..3).map(|_| Scalar::random(&mut rng)).collect();
     let s: Vec<Scalar> = (0..3).map(|_| Scalar::random(&mut rng)).collect();
     let r_s: Vec<_> = r.iter().copied().zip(s.iter().copied()).collect();
-    let (ours, _) = create_proofs_with(&CpuBackend, &params, circuits.clone(), &r_s, ProveOptions::default()).unwrap();
+    let (ours, _) =
+        create_proofs_with(&CpuProver::new(params.clone()), circuits.clone(), &r_s, ProveOptions::default()).unwrap();
     let theirs = bp::create_proof_batch(circuits.clone(), &bp_params, r, s).unwrap();
     for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
         let mut bb = Vec::new();

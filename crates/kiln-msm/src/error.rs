@@ -39,5 +39,6 @@ pub enum MsmError {
     InvalidArgument(String),
     /// The CUDA runtime failed.
     #[error(transparent)]
+    #[cfg(feature = "cuda")]
     Cuda(#[from] kiln_cuda::CudaError),
 }

@@ -2,8 +2,9 @@
 //!
 //! - [`GpuBases`]: a base set uploaded once and resident on the device (the SRS lives there).
 //! - [`MsmContext`]: the plan for one curve and a maximum size; it allocates all its scratch
-//!   ([`scratch_bytes`]) once at creation and never allocates in [`MsmContext::msm_g1`] and
-//!   friends. Scalars come from the host or are already on the device ([`DeviceScalars`]).
+//!   ([`scratch_bytes`]) once at creation, from the [`DeviceMemory`] it is given, and never
+//!   allocates in [`MsmContext::msm_g1`] and friends. Scalars come from the host or are
+//!   already on the device ([`Scalars`]).
 //! - Several MSMs per call: [`MsmContext::msm_g1_batch`] (several scalar vectors, one base
 //!   set) and [`MsmContext::msm_g1_multi`] (one scalar vector over several base sets: the
 //!   digits are sorted once and shared).
@@ -17,7 +18,7 @@ use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use kiln_cuda::cudarc::driver::{
     CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
 };
-use kiln_cuda::{CudaResultExt, Device, alloc_poisoned, check_stream};
+use kiln_cuda::{CudaResultExt, Device, DeviceBuf, DeviceMemory, check_stream};
 
 use crate::MsmError;
 
@@ -253,7 +254,7 @@ pub fn scratch_bytes(n: usize, curve: Curve) -> usize {
 
 /// A base set resident on the device.
 pub struct GpuBases {
-    buf: CudaSlice<u64>,
+    buf: DeviceBuf<u64>,
     n: usize,
     curve: Curve,
 }
@@ -281,24 +282,63 @@ fn scalar_words(scalars: &[Scalar]) -> &[u64] {
 }
 
 impl GpuBases {
-    fn upload(device: &Device, words: &[u64], n: usize, curve: Curve) -> Result<Self, MsmError> {
-        if n >= 1 << 31 {
-            return Err(MsmError::InvalidArgument(format!("{n} bases: at most 2^31 - 1 supported")));
+    /// Room for `capacity` bases of `curve` from `mem`, holding none yet: filled by
+    /// [`GpuBases::load_g1`] / [`GpuBases::load_g2`] (the streamed SRS reuses one such set per
+    /// chunk).
+    pub fn with_capacity(
+        stream: &Arc<CudaStream>,
+        curve: Curve,
+        capacity: usize,
+        mem: &impl DeviceMemory,
+    ) -> Result<Self, MsmError> {
+        if capacity >= 1 << 31 {
+            return Err(MsmError::InvalidArgument(format!("{capacity} bases: at most 2^31 - 1 supported")));
         }
+        let buf = mem.take_poisoned::<u64>(stream, capacity * curve.affine_bytes() / 8, "msm bases")?;
+        Ok(GpuBases { buf, n: 0, curve })
+    }
+
+    fn load(&mut self, stream: &Arc<CudaStream>, words: &[u64], n: usize, curve: Curve) -> Result<(), MsmError> {
+        if curve != self.curve || words.len() > self.buf.len() {
+            return Err(MsmError::InvalidArgument(format!(
+                "{n} {curve:?} bases into a set of {} {:?} bases",
+                self.buf.len() * 8 / self.curve.affine_bytes(),
+                self.curve
+            )));
+        }
+        if !words.is_empty() {
+            stream.memcpy_htod(words, &mut self.buf.slice_mut(..words.len())).ctx("cuMemcpyHtoDAsync(bases)")?;
+        }
+        self.n = n;
+        Ok(())
+    }
+
+    /// Replaces the bases with `bases` (async on `stream`; later work on `stream` sees them).
+    pub fn load_g1(&mut self, stream: &Arc<CudaStream>, bases: &[G1Affine]) -> Result<(), MsmError> {
+        self.load(stream, g1_words(bases), bases.len(), Curve::G1)
+    }
+
+    /// The G2 form of [`GpuBases::load_g1`].
+    pub fn load_g2(&mut self, stream: &Arc<CudaStream>, bases: &[G2Affine]) -> Result<(), MsmError> {
+        self.load(stream, g2_words(bases), bases.len(), Curve::G2)
+    }
+
+    /// Uploads G1 bases (infinity = all zeros, as blst) into memory from `mem` and waits.
+    pub fn g1(device: &Device, bases: &[G1Affine], mem: &impl DeviceMemory) -> Result<Self, MsmError> {
         let stream = device.new_stream()?;
-        let buf = stream.clone_htod(words).ctx("cuMemcpyHtoD(bases)")?;
+        let mut set = Self::with_capacity(&stream, Curve::G1, bases.len(), mem)?;
+        set.load_g1(&stream, bases)?;
         check_stream(&stream)?;
-        Ok(GpuBases { buf, n, curve })
+        Ok(set)
     }
 
-    /// Uploads G1 bases (infinity = all zeros, as blst).
-    pub fn g1(device: &Device, bases: &[G1Affine]) -> Result<Self, MsmError> {
-        Self::upload(device, g1_words(bases), bases.len(), Curve::G1)
-    }
-
-    /// Uploads G2 bases.
-    pub fn g2(device: &Device, bases: &[G2Affine]) -> Result<Self, MsmError> {
-        Self::upload(device, g2_words(bases), bases.len(), Curve::G2)
+    /// Uploads G2 bases and waits.
+    pub fn g2(device: &Device, bases: &[G2Affine], mem: &impl DeviceMemory) -> Result<Self, MsmError> {
+        let stream = device.new_stream()?;
+        let mut set = Self::with_capacity(&stream, Curve::G2, bases.len(), mem)?;
+        set.load_g2(&stream, bases)?;
+        check_stream(&stream)?;
+        Ok(set)
     }
 
     /// Number of bases.
@@ -322,30 +362,23 @@ impl GpuBases {
     }
 }
 
-/// Scalars already on the device: `len` Montgomery-form `Scalar`s (4 little-endian u64 each),
-/// e.g. h from the NTT step.
-#[derive(Debug)]
-pub struct DeviceScalars<'a> {
-    /// The words (at least `4 * len`).
-    pub words: &'a CudaSlice<u64>,
-    /// Number of scalars.
-    pub len: usize,
-}
-
 /// Scalars for an MSM: on the host or on the device.
 #[derive(Debug, Clone, Copy)]
 pub enum Scalars<'a> {
     /// Host scalars, uploaded into the context's own buffer.
     Host(&'a [Scalar]),
-    /// Device scalars (`words`, `len`).
+    /// Device scalars: the first `len` Montgomery-form scalars (4 little-endian u64 each) of
+    /// `words`, e.g. h from the NTT step.
     Device(&'a CudaSlice<u64>, usize),
+    /// Device scalars `offset .. offset + len` of `words` (a chunk of a longer vector).
+    DeviceAt(&'a CudaSlice<u64>, usize, usize),
 }
 
 impl Scalars<'_> {
     fn len(&self) -> usize {
         match self {
             Scalars::Host(s) => s.len(),
-            Scalars::Device(_, n) => *n,
+            Scalars::Device(_, n) | Scalars::DeviceAt(_, _, n) => *n,
         }
     }
 }
@@ -385,29 +418,29 @@ pub struct MsmContext {
     capacity: usize,
     cap_c: u32,
     k: Kernels,
-    scalars: CudaSlice<u64>,
-    counts: CudaSlice<u32>,
-    offsets: CudaSlice<u32>,
-    cursor: CudaSlice<u32>,
-    sorted: CudaSlice<u32>,
-    buckets: CudaSlice<u8>,
-    head: CudaSlice<u8>,
-    tail: CudaSlice<u8>,
-    head_b: CudaSlice<u32>,
-    tail_b: CudaSlice<u32>,
-    segs: CudaSlice<u8>,
-    fan: CudaSlice<u8>,
-    window_sums: CudaSlice<u8>,
-    out: CudaSlice<u8>,
-    zero_bits: CudaSlice<u32>,
-    one_bits: CudaSlice<u32>,
-    ones_idx: CudaSlice<u32>,
-    others_idx: CudaSlice<u32>,
-    split_counts: CudaSlice<u32>,
-    tail_scalars: CudaSlice<u64>,
-    ones_partials: CudaSlice<u8>,
-    ones_fan: CudaSlice<u8>,
-    ones_sum: CudaSlice<u8>,
+    scalars: DeviceBuf<u64>,
+    counts: DeviceBuf<u32>,
+    offsets: DeviceBuf<u32>,
+    cursor: DeviceBuf<u32>,
+    sorted: DeviceBuf<u32>,
+    buckets: DeviceBuf<u8>,
+    head: DeviceBuf<u8>,
+    tail: DeviceBuf<u8>,
+    head_b: DeviceBuf<u32>,
+    tail_b: DeviceBuf<u32>,
+    segs: DeviceBuf<u8>,
+    fan: DeviceBuf<u8>,
+    window_sums: DeviceBuf<u8>,
+    out: DeviceBuf<u8>,
+    zero_bits: DeviceBuf<u32>,
+    one_bits: DeviceBuf<u32>,
+    ones_idx: DeviceBuf<u32>,
+    others_idx: DeviceBuf<u32>,
+    split_counts: DeviceBuf<u32>,
+    tail_scalars: DeviceBuf<u64>,
+    ones_partials: DeviceBuf<u8>,
+    ones_fan: DeviceBuf<u8>,
+    ones_sum: DeviceBuf<u8>,
     split_id: u64,
     scratch: usize,
     /// With profiling on: an event recorded after each launch (see [`MsmContext::set_profiling`]).
@@ -462,8 +495,20 @@ macro_rules! launch {
 
 impl MsmContext {
     /// A context for MSMs of at most `capacity` points in `curve`, with all scratch
-    /// ([`scratch_bytes`]`(capacity, curve)`) allocated and poisoned now, on a new stream.
-    pub fn new(device: &Arc<Device>, curve: Curve, capacity: usize) -> Result<Self, MsmError> {
+    /// ([`scratch_bytes`]`(capacity, curve)`) taken from `mem` and poisoned now, on a new stream.
+    pub fn new(device: &Arc<Device>, curve: Curve, capacity: usize, mem: &impl DeviceMemory) -> Result<Self, MsmError> {
+        Self::on_stream(device, device.new_stream()?, curve, capacity, mem)
+    }
+
+    /// [`MsmContext::new`] on a given stream (a worker's lane stream: its MSMs then follow its
+    /// H step in stream order, with no event in between).
+    pub fn on_stream(
+        device: &Arc<Device>,
+        stream: Arc<CudaStream>,
+        curve: Curve,
+        capacity: usize,
+        mem: &impl DeviceMemory,
+    ) -> Result<Self, MsmError> {
         if capacity >= 1 << 31 {
             return Err(MsmError::InvalidArgument(format!("capacity {capacity}: at most 2^31 - 1 points")));
         }
@@ -484,7 +529,6 @@ impl MsmContext {
             combine: g(&format!("msm_combine_{s}"))?,
             sum_indexed: g(&format!("msm_sum_indexed_{s}"))?,
         };
-        let stream = device.new_stream()?;
         let z = Sizes::for_capacity(capacity);
         let x = curve.xyzz_bytes();
         let ctx = MsmContext {
@@ -492,29 +536,29 @@ impl MsmContext {
             curve,
             capacity,
             cap_c: window_bits(capacity),
-            scalars: alloc_poisoned(&stream, z.scalars_u64)?,
-            counts: alloc_poisoned(&stream, z.counts)?,
-            offsets: alloc_poisoned(&stream, z.offsets)?,
-            cursor: alloc_poisoned(&stream, z.offsets)?,
-            sorted: alloc_poisoned(&stream, z.sorted)?,
-            buckets: alloc_poisoned(&stream, z.buckets * x)?,
-            head: alloc_poisoned(&stream, z.partials * x)?,
-            tail: alloc_poisoned(&stream, z.partials * x)?,
-            head_b: alloc_poisoned(&stream, z.partials)?,
-            tail_b: alloc_poisoned(&stream, z.partials)?,
-            segs: alloc_poisoned(&stream, z.segs * x)?,
-            fan: alloc_poisoned(&stream, z.fan * x)?,
-            window_sums: alloc_poisoned(&stream, z.windows * x)?,
-            out: alloc_poisoned(&stream, curve.jacobian_bytes())?,
-            zero_bits: alloc_poisoned(&stream, z.bits)?,
-            one_bits: alloc_poisoned(&stream, z.bits)?,
-            ones_idx: alloc_poisoned(&stream, z.idx)?,
-            others_idx: alloc_poisoned(&stream, z.idx)?,
-            split_counts: alloc_poisoned(&stream, 2)?,
-            tail_scalars: alloc_poisoned(&stream, z.tail_scalars_u64)?,
-            ones_partials: alloc_poisoned(&stream, z.ones_partials * x)?,
-            ones_fan: alloc_poisoned(&stream, FAN * x)?,
-            ones_sum: alloc_poisoned(&stream, x)?,
+            scalars: mem.take_poisoned(&stream, z.scalars_u64, "msm scalars")?,
+            counts: mem.take_poisoned(&stream, z.counts, "msm counts")?,
+            offsets: mem.take_poisoned(&stream, z.offsets, "msm offsets")?,
+            cursor: mem.take_poisoned(&stream, z.offsets, "msm cursor")?,
+            sorted: mem.take_poisoned(&stream, z.sorted, "msm sorted")?,
+            buckets: mem.take_poisoned(&stream, z.buckets * x, "msm buckets")?,
+            head: mem.take_poisoned(&stream, z.partials * x, "msm head")?,
+            tail: mem.take_poisoned(&stream, z.partials * x, "msm tail")?,
+            head_b: mem.take_poisoned(&stream, z.partials, "msm head_b")?,
+            tail_b: mem.take_poisoned(&stream, z.partials, "msm tail_b")?,
+            segs: mem.take_poisoned(&stream, z.segs * x, "msm segs")?,
+            fan: mem.take_poisoned(&stream, z.fan * x, "msm fan")?,
+            window_sums: mem.take_poisoned(&stream, z.windows * x, "msm window_sums")?,
+            out: mem.take_poisoned(&stream, curve.jacobian_bytes(), "msm out")?,
+            zero_bits: mem.take_poisoned(&stream, z.bits, "msm zero_bits")?,
+            one_bits: mem.take_poisoned(&stream, z.bits, "msm one_bits")?,
+            ones_idx: mem.take_poisoned(&stream, z.idx, "msm ones_idx")?,
+            others_idx: mem.take_poisoned(&stream, z.idx, "msm others_idx")?,
+            split_counts: mem.take_poisoned(&stream, 2, "msm split_counts")?,
+            tail_scalars: mem.take_poisoned(&stream, z.tail_scalars_u64, "msm tail_scalars")?,
+            ones_partials: mem.take_poisoned(&stream, z.ones_partials * x, "msm ones_partials")?,
+            ones_fan: mem.take_poisoned(&stream, FAN * x, "msm ones_fan")?,
+            ones_sum: mem.take_poisoned(&stream, x, "msm ones_sum")?,
             split_id: 0,
             scratch: z.bytes(curve),
             profile: None,
@@ -609,16 +653,25 @@ impl MsmContext {
                 self.mark("upload scalars")?;
                 Ok(ptr(&self.scalars, &self.stream))
             }
-            Scalars::Device(words, n) => {
-                if words.len() < 4 * n {
-                    return Err(MsmError::InvalidArgument(format!(
-                        "device scalars: {} words hold fewer than {n} scalars",
-                        words.len()
-                    )));
-                }
-                Ok(ptr(words, &self.stream))
-            }
+            Scalars::Device(words, n) => Self::device_scalars_ptr(&self.stream, words, 0, n),
+            Scalars::DeviceAt(words, offset, n) => Self::device_scalars_ptr(&self.stream, words, offset, n),
         }
+    }
+
+    /// Device pointer of scalars `offset .. offset + n` of `words`, checked to lie within it.
+    fn device_scalars_ptr(
+        stream: &Arc<CudaStream>,
+        words: &CudaSlice<u64>,
+        offset: usize,
+        n: usize,
+    ) -> Result<u64, MsmError> {
+        if offset.checked_add(n).and_then(|end| end.checked_mul(4)).is_none_or(|w| w > words.len()) {
+            return Err(MsmError::InvalidArgument(format!(
+                "device scalars: {} words hold no scalars {offset}..{offset}+{n}",
+                words.len()
+            )));
+        }
+        Ok(ptr(words, stream) + 32 * offset as u64)
     }
 
     /// Digits → counting sort of (bucket, point) per window, for `n` scalars at `scalars_ptr`
@@ -663,7 +716,7 @@ impl MsmContext {
         let one = 1u32;
         launch!(self, self.k.sum_groups, grid(1, plan.windows), "msm_sum_groups"; fan_p, wsum, fan, w, one);
         launch!(self, self.k.combine, grid(1, 1), "msm_combine"; wsum, w, c, extra, out);
-        let bytes = self.stream.clone_dtoh(&self.out).ctx("cuMemcpyDtoH(result)")?;
+        let bytes = self.stream.clone_dtoh(&*self.out).ctx("cuMemcpyDtoH(result)")?;
         check_stream(&self.stream)?;
         Ok(bytes.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))).collect())
     }
@@ -758,9 +811,9 @@ impl MsmContext {
             ptr(&self.others_idx, s),
             ptr(&self.split_counts, s),
         );
-        self.stream.memset_zeros(&mut self.split_counts).ctx("cuMemsetD8Async(split counts)")?;
+        self.stream.memset_zeros(&mut *self.split_counts).ctx("cuMemsetD8Async(split counts)")?;
         launch!(self, self.k.classify, grid(n, 1), "msm_classify"; sp, n32, zb, ob, oi, xi, cnt);
-        let counts = self.stream.clone_dtoh(&self.split_counts).ctx("cuMemcpyDtoH(split counts)")?;
+        let counts = self.stream.clone_dtoh(&*self.split_counts).ctx("cuMemcpyDtoH(split counts)")?;
         check_stream(&self.stream)?;
         let (ones, others) = (counts[0] as usize, counts[1] as usize);
         if ones + others > n {
@@ -810,7 +863,7 @@ impl MsmContext {
             let (c, w) = (1u32, 1u32);
             let (zero, out) = (0u64, ptr(&self.out, &self.stream));
             launch!(self, self.k.combine, grid(1, 1), "msm_combine"; sum, w, c, zero, out);
-            let bytes = self.stream.clone_dtoh(&self.out).ctx("cuMemcpyDtoH(result)")?;
+            let bytes = self.stream.clone_dtoh(&*self.out).ctx("cuMemcpyDtoH(result)")?;
             check_stream(&self.stream)?;
             return Ok(bytes.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))).collect());
         }

@@ -21,6 +21,7 @@ pub mod cpu;
 mod density;
 pub mod dlog;
 mod error;
+#[cfg(feature = "cuda")]
 pub mod gpu;
 pub mod split;
 

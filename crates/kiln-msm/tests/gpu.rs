@@ -5,6 +5,7 @@
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
 use group::prime::PrimeCurveAffine;
+use kiln_cuda::PoolMemory;
 use kiln_cuda::testing::{gpu_or_skip, small_sizes};
 use kiln_msm::dlog::{KnownDlog, random_scalars};
 use kiln_msm::gpu::{Curve, GpuBases, MsmContext, Scalars};
@@ -63,10 +64,10 @@ fn g2_bases(n: usize, with_infinity: bool) -> Vec<G2Affine> {
 fn g1_gpu_matches_cpu_random() {
     let Some(device) = gpu_or_skip("g1_gpu_matches_cpu_random") else { return };
     let sizes = sizes();
-    let mut ctx = MsmContext::new(&device, Curve::G1, *sizes.last().unwrap()).unwrap();
+    let mut ctx = MsmContext::new(&device, Curve::G1, *sizes.last().unwrap(), &PoolMemory).unwrap();
     for n in sizes {
         let bases = g1_bases(n, false);
-        let gb = GpuBases::g1(&device, &bases).unwrap();
+        let gb = GpuBases::g1(&device, &bases, &PoolMemory).unwrap();
         let s = seed();
         let scalars = random_scalars(n, s);
         let got = ctx.msm_g1(&gb, Scalars::Host(&scalars)).unwrap();
@@ -80,10 +81,10 @@ fn g1_gpu_matches_cpu_random() {
 fn g2_gpu_matches_cpu_random() {
     let Some(device) = gpu_or_skip("g2_gpu_matches_cpu_random") else { return };
     let sizes = sizes();
-    let mut ctx = MsmContext::new(&device, Curve::G2, *sizes.last().unwrap()).unwrap();
+    let mut ctx = MsmContext::new(&device, Curve::G2, *sizes.last().unwrap(), &PoolMemory).unwrap();
     for n in sizes {
         let bases = g2_bases(n, false);
-        let gb = GpuBases::g2(&device, &bases).unwrap();
+        let gb = GpuBases::g2(&device, &bases, &PoolMemory).unwrap();
         let s = seed();
         let scalars = random_scalars(n, s);
         let got = ctx.msm_g2(&gb, Scalars::Host(&scalars)).unwrap();
@@ -97,12 +98,13 @@ fn g2_gpu_matches_cpu_random() {
 fn g1_and_g2_edge_cases() {
     let Some(device) = gpu_or_skip("g1_and_g2_edge_cases") else { return };
     let n = if small_sizes() { 1000 } else { 5003 };
-    let mut c1 = MsmContext::new(&device, Curve::G1, n).unwrap();
-    let mut c2 = MsmContext::new(&device, Curve::G2, n).unwrap();
+    let mut c1 = MsmContext::new(&device, Curve::G1, n, &PoolMemory).unwrap();
+    let mut c2 = MsmContext::new(&device, Curve::G2, n, &PoolMemory).unwrap();
     for infinity in [false, true] {
         let b1 = g1_bases(n, infinity);
         let b2 = g2_bases(n, infinity);
-        let (g1, g2) = (GpuBases::g1(&device, &b1).unwrap(), GpuBases::g2(&device, &b2).unwrap());
+        let (g1, g2) =
+            (GpuBases::g1(&device, &b1, &PoolMemory).unwrap(), GpuBases::g2(&device, &b2, &PoolMemory).unwrap());
         for (name, scalars) in edge_cases(n, seed()) {
             let got = c1.msm_g1(&g1, Scalars::Host(&scalars)).unwrap();
             assert_eq!(got, cpu::msm_g1(&b1, &scalars).unwrap(), "G1 {name}, bases at infinity: {infinity}");
@@ -122,12 +124,12 @@ fn split_path_matches_cpu() {
     let b1b = g1_bases(n, false);
     let b2 = g2_bases(n, false);
     let (g1, g1b, g2) = (
-        GpuBases::g1(&device, &b1).unwrap(),
-        GpuBases::g1(&device, &b1b).unwrap(),
-        GpuBases::g2(&device, &b2).unwrap(),
+        GpuBases::g1(&device, &b1, &PoolMemory).unwrap(),
+        GpuBases::g1(&device, &b1b, &PoolMemory).unwrap(),
+        GpuBases::g2(&device, &b2, &PoolMemory).unwrap(),
     );
-    let mut c1 = MsmContext::new(&device, Curve::G1, n).unwrap();
-    let mut c2 = MsmContext::new(&device, Curve::G2, n).unwrap();
+    let mut c1 = MsmContext::new(&device, Curve::G1, n, &PoolMemory).unwrap();
+    let mut c2 = MsmContext::new(&device, Curve::G2, n, &PoolMemory).unwrap();
     // Filecoin-like (51% zero, 47% one, 2% other), all 0/1, and no 0/1 at all.
     let dists: [(&str, u32, u32); 3] = [("filecoin", 51, 98), ("only 0/1", 50, 100), ("no 0/1", 0, 0)];
     for (name, z, o) in dists {
@@ -169,8 +171,8 @@ fn batch_multi_and_device_scalars() {
     let Some(device) = gpu_or_skip("batch_multi_and_device_scalars") else { return };
     let n = if small_sizes() { 1000 } else { 1 << 14 };
     let (ba, bb) = (g1_bases(n, false), g1_bases(n, true));
-    let (ga, gb) = (GpuBases::g1(&device, &ba).unwrap(), GpuBases::g1(&device, &bb).unwrap());
-    let mut ctx = MsmContext::new(&device, Curve::G1, n).unwrap();
+    let (ga, gb) = (GpuBases::g1(&device, &ba, &PoolMemory).unwrap(), GpuBases::g1(&device, &bb, &PoolMemory).unwrap());
+    let mut ctx = MsmContext::new(&device, Curve::G1, n, &PoolMemory).unwrap();
     let (s1, s2) = (random_scalars(n, seed()), random_scalars(n, seed()));
     let got = ctx.msm_g1_batch(&ga, &[Scalars::Host(&s1), Scalars::Host(&s2)]).unwrap();
     assert_eq!(got, vec![cpu::msm_g1(&ba, &s1).unwrap(), cpu::msm_g1(&ba, &s2).unwrap()], "batch");
@@ -183,9 +185,9 @@ fn batch_multi_and_device_scalars() {
     // Errors, not panics, on bad input.
     assert!(ctx.msm_g1(&ga, Scalars::Host(&s1[..n - 1])).is_err(), "length mismatch accepted");
     let big = g1_bases(n + 1, false);
-    let gbig = GpuBases::g1(&device, &big).unwrap();
+    let gbig = GpuBases::g1(&device, &big, &PoolMemory).unwrap();
     assert!(ctx.msm_g1(&gbig, Scalars::Host(&random_scalars(n + 1, 1))).is_err(), "over capacity accepted");
-    let g2b = GpuBases::g2(&device, &g2_bases(4, false)).unwrap();
+    let g2b = GpuBases::g2(&device, &g2_bases(4, false), &PoolMemory).unwrap();
     assert!(ctx.msm_g2(&g2b, Scalars::Host(&s1[..4])).is_err(), "G2 bases in a G1 context accepted");
 }
 
@@ -204,9 +206,9 @@ fn known_dlog_g1(log_n: u32) {
     }
     let dl = KnownDlog::random(rand::thread_rng());
     let bases = dl.g1_bases(n);
-    let gb = GpuBases::g1(&device, &bases).unwrap();
+    let gb = GpuBases::g1(&device, &bases, &PoolMemory).unwrap();
     drop(bases);
-    let mut ctx = MsmContext::new(&device, Curve::G1, n).unwrap();
+    let mut ctx = MsmContext::new(&device, Curve::G1, n, &PoolMemory).unwrap();
     let scalars = random_scalars(n, seed());
     let got = ctx.msm_g1(&gb, Scalars::Host(&scalars)).unwrap();
     let want: G1Projective = dl.expected_g1(&scalars);
@@ -231,8 +233,8 @@ fn g2_known_dlog_2_20() {
     let Some(device) = gpu_or_skip("g2_known_dlog_2_20") else { return };
     let n = if small_sizes() { 1 << 12 } else { 1 << 20 };
     let dl = KnownDlog::random(rand::thread_rng());
-    let gb = GpuBases::g2(&device, &dl.g2_bases(n)).unwrap();
-    let mut ctx = MsmContext::new(&device, Curve::G2, n).unwrap();
+    let gb = GpuBases::g2(&device, &dl.g2_bases(n), &PoolMemory).unwrap();
+    let mut ctx = MsmContext::new(&device, Curve::G2, n, &PoolMemory).unwrap();
     let scalars = random_scalars(n, seed());
     let got: G2Projective = ctx.msm_g2(&gb, Scalars::Host(&scalars)).unwrap();
     assert_eq!(got, dl.expected_g2(&scalars), "G2 2^20 known-dlog check");

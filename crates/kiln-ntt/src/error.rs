@@ -38,5 +38,6 @@ pub enum NttError {
     Layout(#[from] kiln_field::LayoutError),
     /// A CUDA call failed on the GPU path.
     #[error(transparent)]
+    #[cfg(feature = "cuda")]
     Cuda(#[from] kiln_cuda::CudaError),
 }

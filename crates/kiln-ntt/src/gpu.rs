@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use blstrs::Scalar;
 use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg};
-use kiln_cuda::{CudaResultExt, Device};
+use kiln_cuda::{CudaResultExt, Device, DeviceBuf, DeviceMemory};
 use kiln_field::{DeviceLayout, LayoutError};
 
 use crate::plan::{BITREV_THREADS, Layout, Scale, ScaleAt, bitrev_tiles, passes};
@@ -45,7 +45,7 @@ pub fn h_step_bytes(log_n: u32) -> usize {
 pub struct GpuDomain {
     domain: Domain,
     layout: Layout,
-    tw: CudaSlice<u64>,
+    tw: DeviceBuf<u64>,
     /// `ntt_pass_{dif8, dit8, dif4, dit4}` then the same `…_inv`: index
     /// `4·(inverse) + 2·(radix 4) + (DIT)`, see `run_passes`.
     passes: [CudaFunction; 8],
@@ -63,11 +63,16 @@ impl std::fmt::Debug for GpuDomain {
 impl GpuDomain {
     /// Computes the small tables of `domain` on the host, uploads them on `stream` and fills
     /// the table of all roots from them on the device (waits for both, so the host copy can
-    /// go). Allocates [`h_step_bytes`] bytes: do it at start-up, not on the proving hot path.
-    pub fn new(device: &Arc<Device>, stream: &Arc<CudaStream>, domain: &Domain) -> Result<GpuDomain, NttError> {
+    /// go). Takes [`h_step_bytes`] bytes from `mem`: do it at start-up, not on the proving path.
+    pub fn new(
+        device: &Arc<Device>,
+        stream: &Arc<CudaStream>,
+        domain: &Domain,
+        mem: &impl DeviceMemory,
+    ) -> Result<GpuDomain, NttError> {
         let layout = Layout::new(domain.log_size());
         let values = layout.values(domain);
-        let mut tw = stream.alloc_zeros::<u64>(layout.len as usize * WORDS).ctx("cuMemAllocAsync(ntt twiddles)")?;
+        let mut tw = mem.take_poisoned::<u64>(stream, layout.len as usize * WORDS, "ntt twiddles")?;
         stream
             .memcpy_htod(Scalar::as_u64s(&values), &mut tw.slice_mut(..values.len() * WORDS))
             .ctx("cuMemcpyHtoDAsync(ntt twiddles)")?;
@@ -101,7 +106,7 @@ impl GpuDomain {
             return Ok(());
         }
         let mut launch = stream.launch_builder(&self.twiddles);
-        launch.arg(&self.tw).arg(&l.roots).arg(&l.w_lo).arg(&l.w_hi).arg(&l.w_lo_bits).arg(&l.half_n);
+        launch.arg(&*self.tw).arg(&l.roots).arg(&l.w_lo).arg(&l.w_hi).arg(&l.w_lo_bits).arg(&l.half_n);
         // SAFETY: matches `ntt_twiddles(fr_t*, u32 × 5)`; `tw` holds `l.len` scalars, the roots
         // table [roots, roots + half_n] and the small tables it reads are within it (plan::Layout);
         // the kernel bounds-checks x <= half_n. Nothing else uses `tw` yet (construction).
@@ -311,7 +316,7 @@ impl GpuDomain {
             let mut launch = stream.launch_builder(kernel);
             launch
                 .arg(&mut *a)
-                .arg(&self.tw)
+                .arg(&*self.tw)
                 .arg(&log_n)
                 .arg(&p.l)
                 .arg(&p.ks)
@@ -359,7 +364,7 @@ impl GpuDomain {
     ) -> Result<(), NttError> {
         let n = 1u32 << self.domain.log_size();
         let mut launch = stream.launch_builder(&self.pointwise);
-        launch.arg(&mut *a).arg(b).arg(c).arg(&self.tw).arg(&self.layout.z_inv).arg(&n);
+        launch.arg(&mut *a).arg(b).arg(c).arg(&*self.tw).arg(&self.layout.z_inv).arg(&n);
         // SAFETY: matches `ntt_pointwise(fr_t*, const fr_t*, const fr_t*, const fr_t*, u32, u32)`;
         // a, b, c hold n scalars; z_inv is within `tw`; the kernel bounds-checks i < n.
         unsafe { launch.launch(LaunchConfig::for_num_elems(n)) }.ctx("cuLaunchKernel(ntt_pointwise)")?;

@@ -23,7 +23,10 @@
 pub mod cpu;
 mod domain;
 mod error;
+#[cfg(feature = "cuda")]
 pub mod gpu;
+// The GPU launch plan and its CPU model (the model is tested without a GPU).
+#[cfg(any(feature = "cuda", test))]
 mod plan;
 
 pub use domain::{Domain, MAX_LOG_SIZE};

@@ -72,7 +72,7 @@ fn gpu_directions_match_cpu() {
     ];
     for log_n in log_sizes() {
         let d = Domain::new(log_n).unwrap();
-        let gd = GpuDomain::new(&device, &stream, &d).unwrap();
+        let gd = GpuDomain::new(&device, &stream, &d, &kiln_cuda::PoolMemory).unwrap();
         for (name, gpu_op, cpu_op) in ops {
             let input = random(d.size());
             let mut buf = upload(&stream, &input);
@@ -92,7 +92,7 @@ fn gpu_h_step_matches_cpu() {
     let stream = device.new_stream().unwrap();
     for log_n in log_sizes() {
         let d = Domain::new(log_n).unwrap();
-        let gd = GpuDomain::new(&device, &stream, &d).unwrap();
+        let gd = GpuDomain::new(&device, &stream, &d, &kiln_cuda::PoolMemory).unwrap();
         let (a, b, c) = (random(d.size()), random(d.size()), random(d.size()));
         let (mut da, mut db, mut dc) = (upload(&stream, &a), upload(&stream, &b), upload(&stream, &c));
         gd.h_step(&stream, &mut da, &mut db, &mut dc).unwrap();
@@ -118,7 +118,7 @@ fn gpu_h_step_from_pinned_host_matches_cpu() {
     for &log_n in logs {
         let d = Domain::new(log_n).unwrap();
         let n = d.size();
-        let gd = GpuDomain::new(&device, &stream, &d).unwrap();
+        let gd = GpuDomain::new(&device, &stream, &d, &kiln_cuda::PoolMemory).unwrap();
         // Poisoned buffers: an element neither copied nor zero-padded shows up as garbage.
         let mut bufs: Vec<CudaSlice<u64>> = (0..3).map(|_| alloc_poisoned::<u64>(&stream, n * 4).unwrap()).collect();
         let [da, db, dc] = &mut bufs[..] else { unreachable!() };
@@ -143,7 +143,7 @@ fn gpu_large_round_trip_and_horner() {
     let log_n = if small_sizes() { 12 } else { 27 };
     let stream = device.new_stream().unwrap();
     let d = Domain::new(log_n).unwrap();
-    let gd = GpuDomain::new(&device, &stream, &d).unwrap();
+    let gd = GpuDomain::new(&device, &stream, &d, &kiln_cuda::PoolMemory).unwrap();
     let input = random(d.size());
     let mut buf = upload(&stream, &input);
     gd.forward(&stream, &mut buf).unwrap();
@@ -172,7 +172,7 @@ fn gpu_rejects_wrong_lengths() {
     let Some(device) = gpu_or_skip("gpu_rejects_wrong_lengths") else { return };
     let stream = device.new_stream().unwrap();
     let d = Domain::new(4).unwrap();
-    let gd = GpuDomain::new(&device, &stream, &d).unwrap();
+    let gd = GpuDomain::new(&device, &stream, &d, &kiln_cuda::PoolMemory).unwrap();
     let mut short = upload(&stream, &random(15));
     let err = gd.forward(&stream, &mut short).unwrap_err();
     assert!(matches!(err, NttError::LengthMismatch { expected: 16, got: 15, .. }), "{err}");

@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
 use kiln_cuda::cudarc::driver::{CudaStream, DeviceRepr, result, sys};
-use kiln_cuda::{CudaResultExt, Device};
+use kiln_cuda::{CudaError, CudaResultExt, Device, DeviceBuf, DeviceMemory};
 use kiln_lock::{ExclusiveGuard, LockPolicy};
 
 use crate::VramError;
@@ -175,6 +175,28 @@ impl Drop for Arena {
                 self.inner.name, self.inner.bytes
             );
         }
+    }
+}
+
+/// Arena ranges as the device layers' currency: `take` reserves (no driver call) and wraps the
+/// range in a [`DeviceBuf`] that gives it back on drop.
+impl DeviceMemory for Arena {
+    fn take<T: DeviceRepr>(
+        &self,
+        stream: &Arc<CudaStream>,
+        len: usize,
+        what: &'static str,
+    ) -> kiln_cuda::Result<DeviceBuf<T>> {
+        let len = len.max(1);
+        let bytes = len
+            .checked_mul(size_of::<T>())
+            .ok_or_else(|| CudaError::InvalidArgument(format!("{what}: {len} values overflow")))?;
+        // Reserved as bytes: the backing must be `'static`, whatever `T` is.
+        let r = self.reserve::<u8>(bytes).map_err(|e| CudaError::InvalidArgument(format!("{what}: {e}")))?;
+        let ptr = r.device_ptr();
+        // SAFETY: the reservation is `len` values of `T` inside this arena's allocation on the
+        // stream's device, exclusively ours while the reservation lives, and the buffer keeps it.
+        Ok(unsafe { DeviceBuf::borrowed(stream, ptr, len, Box::new(r)) })
     }
 }
 

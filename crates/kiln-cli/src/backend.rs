@@ -1,0 +1,93 @@
+//! `--backend auto|cpu|gpu`: which prover a command builds, and the GPU prover's options.
+
+use std::sync::Arc;
+
+use kiln_groth16::{CpuProver, GpuOptions, GpuProver, Parameters, Prover};
+
+/// Which prover to use.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// The GPU when one is present and this build's kernels run on it, else the CPU.
+    Auto,
+    /// The CPU prover (works everywhere).
+    Cpu,
+    /// The GPU prover; an error when no usable GPU is present.
+    Gpu,
+}
+
+/// Prover options shared by `prove`, `bench` and `demo`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct BackendArgs {
+    /// Prover backend.
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
+    backend: Backend,
+    /// GPU: the CUDA device ordinal.
+    #[arg(long, default_value_t = 0)]
+    device: usize,
+    /// GPU: workers (lanes) wanted; the VRAM plan may give fewer.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    workers: u32,
+    /// GPU: device memory the plan may use at most, e.g. 24G (default: all that is free;
+    /// also KILN_VRAM_BUDGET). A budget below the SRS's size selects the streamed SRS.
+    #[arg(long, value_parser = kiln_groth16::parse_bytes)]
+    vram_budget: Option<u64>,
+}
+
+impl BackendArgs {
+    /// Builds the prover over `params`. `quiet` silences the note saying which backend runs.
+    pub fn prover(
+        &self,
+        params: Arc<Parameters>,
+        quiet: bool,
+    ) -> Result<Box<dyn Prover + Send>, Box<dyn std::error::Error>> {
+        let usable = || -> Result<(), String> {
+            let d = kiln_cuda::Device::open(self.device).map_err(|e| e.to_string())?;
+            let info = d.info().map_err(|e| e.to_string())?;
+            if !kiln_kernels::BUILT {
+                return Err(kiln_kernels::NOT_BUILT_HINT.to_string());
+            }
+            if !info.kernels_supported {
+                return Err(format!(
+                    "{} (sm_{}{}) is not among this build's architectures",
+                    info.name, info.major, info.minor
+                ));
+            }
+            Ok(())
+        };
+        let gpu = match self.backend {
+            Backend::Cpu => false,
+            Backend::Gpu => {
+                usable().map_err(|e| format!("--backend gpu: no usable GPU {}: {e}", self.device))?;
+                true
+            }
+            Backend::Auto => match usable() {
+                Ok(()) => true,
+                Err(e) => {
+                    if !quiet {
+                        eprintln!("note: proving on the CPU ({e})");
+                    }
+                    false
+                }
+            },
+        };
+        if !gpu {
+            return Ok(Box::new(CpuProver::new(params)));
+        }
+        let mut options = GpuOptions::from_env()?;
+        options.device = self.device;
+        options.workers = self.workers as usize;
+        if self.vram_budget.is_some() {
+            options.vram_budget = self.vram_budget;
+        }
+        let prover = GpuProver::new(params, &options)?;
+        if !quiet {
+            eprintln!(
+                "note: proving on GPU {} ({:?} SRS, {} worker(s))",
+                self.device,
+                prover.srs_mode(),
+                prover.plan().workers
+            );
+        }
+        Ok(Box::new(prover))
+    }
+}

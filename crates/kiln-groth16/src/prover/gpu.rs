@@ -1,0 +1,577 @@
+//! The GPU prover: the SRS resident on the device (or streamed, the planned fallback), one
+//! worker per lane of the VRAM plan, every byte of device memory from the plan's arenas.
+//!
+//! Start-up ([`GpuProver::new`]), under the device's exclusive section: measure free memory,
+//! make the kiln-vram plan from the real needs ([`kiln_ntt::gpu::h_step_bytes`],
+//! [`kiln_msm::gpu::scratch_bytes`], the SRS size), provision it (one `cuMemAlloc` per arena),
+//! then fill it: the NTT domain, the SRS (when resident), each worker's a/b/c vectors, MSM
+//! contexts and pinned host buffers. After that, proving makes no allocation, free, trim or
+//! device-wide synchronisation: only copies, launches and waits on the worker's own streams.
+//!
+//! One proof on a worker: a, b, c are copied into pinned host buffers; the H step runs on the
+//! device with the uploads overlapped ([`GpuDomain::h_step_from_host`]) and leaves h on the
+//! device, where the H MSM reads it. The aux scalars are split into 0 / 1 / other on the
+//! device once per query (L over all aux, A and B over their density's variables) and summed
+//! by batch addition plus a tail MSM. B_G2 runs on its own stream, beside the G1 sums. The
+//! input-variable parts (a few hundred points at most) are summed on the CPU meanwhile.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use group::Group;
+use kiln_cuda::cudarc::driver::{CudaSlice, CudaStream, PinnedHostSlice};
+use kiln_cuda::{Device, DeviceBuf, DeviceMemory, alloc_pinned, check_stream};
+use kiln_field::DeviceLayout;
+use kiln_lock::{Lanes, SharedPolicy, WorkerId};
+use kiln_msm::gpu::{Curve, GpuBases, MsmContext, Scalars, scratch_bytes};
+use kiln_ntt::Domain;
+use kiln_ntt::gpu::{GpuDomain, h_step_bytes};
+use kiln_vram::{ALIGN, Arena, Plan, PlanInput, SrsPlacement, Vram, measure_free};
+use rayon::prelude::*;
+
+use super::{Prover, Sums, Timings, gather_dense, timed};
+use crate::error::Groth16Error;
+use crate::params::Parameters;
+use crate::synth::Assignment;
+
+const GIB: u64 = 1 << 30;
+/// The worker id the prover uses for its own exclusive sections (start-up and release).
+const PLANNER: WorkerId = usize::MAX;
+/// Room for the alignment of every buffer taken from an arena (each rounds up to [`ALIGN`]).
+const ALIGN_SLACK: u64 = 64 * ALIGN;
+
+/// How the GPU prover is set up.
+#[derive(Debug, Clone)]
+pub struct GpuOptions {
+    /// CUDA ordinal of the device.
+    pub device: usize,
+    /// Workers (lanes) wanted; the plan may give fewer. Each proves one circuit at a time.
+    pub workers: usize,
+    /// Device bytes the plan may use at most (below what is free): forces the streamed path
+    /// on a large card, for tests. `None`: everything free. `KILN_VRAM_BUDGET` (bytes, or with
+    /// a `G`/`GiB` suffix) sets it from the environment in [`GpuOptions::from_env`].
+    pub vram_budget: Option<u64>,
+    /// Bytes kept free for the driver, kernel stacks and other processes.
+    pub margin_bytes: u64,
+    /// Bases per chunk when the SRS is streamed from host memory.
+    pub stream_chunk: usize,
+}
+
+impl Default for GpuOptions {
+    fn default() -> Self {
+        GpuOptions { device: 0, workers: 2, vram_budget: None, margin_bytes: GIB, stream_chunk: 1 << 20 }
+    }
+}
+
+impl GpuOptions {
+    /// The defaults, with `KILN_VRAM_BUDGET` applied when set.
+    ///
+    /// # Errors
+    /// A value that is not a byte count (e.g. `24G`, `24GiB`, `25769803776`).
+    pub fn from_env() -> Result<Self, String> {
+        let mut o = GpuOptions::default();
+        if let Ok(v) = std::env::var("KILN_VRAM_BUDGET") {
+            o.vram_budget = Some(parse_bytes(&v).map_err(|e| format!("KILN_VRAM_BUDGET: {e}"))?);
+        }
+        Ok(o)
+    }
+}
+
+/// `24G`, `24GiB`, `512M`, `25769803776` → bytes (binary units).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mul) = match t.trim_end_matches("iB").trim_end_matches('B') {
+        x if x.ends_with('G') => (&x[..x.len() - 1], GIB),
+        x if x.ends_with('M') => (&x[..x.len() - 1], 1 << 20),
+        x if x.ends_with('K') => (&x[..x.len() - 1], 1 << 10),
+        x => (x, 1),
+    };
+    let n: f64 = num.trim().parse().map_err(|_| format!("{s:?} is not a byte count (e.g. 24G, 512M, 1073741824)"))?;
+    if !(n.is_finite() && n > 0.0) {
+        return Err(format!("{s:?}: a byte count must be positive"));
+    }
+    Ok((n * mul as f64) as u64)
+}
+
+/// Where the SRS lives, as the plan decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SrsMode {
+    /// Uploaded once at start-up and kept on the device.
+    Resident,
+    /// Kept in host memory and streamed through each worker's chunk buffers per proof.
+    Streamed,
+}
+
+/// The five queries on the device, whole (inputs included: a proof's A and B scalars are its
+/// dense input scalars followed by its dense aux scalars, one vector per query).
+struct ResidentSrs {
+    h: GpuBases,
+    l: GpuBases,
+    a: GpuBases,
+    b_g1: GpuBases,
+    b_g2: GpuBases,
+}
+
+/// One lane's state: its streams, buffers and MSM contexts.
+struct Worker {
+    stream: Arc<CudaStream>,
+    copy: Arc<CudaStream>,
+    abc: [DeviceBuf<u64>; 3],
+    host_abc: [PinnedHostSlice<u64>; 3],
+    g1: MsmContext,
+    g2: MsmContext,
+    /// Chunk buffers of the streamed SRS (G1, G2); `None` when resident.
+    chunks: Option<(GpuBases, GpuBases)>,
+}
+
+struct State {
+    domain: GpuDomain,
+    srs: Option<ResidentSrs>,
+    workers: Vec<Mutex<Worker>>,
+}
+
+/// The shape the prover was built for (from the parameters).
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    log_n: u32,
+    n: usize,
+    aux: usize,
+    a: usize,
+    b: usize,
+}
+
+impl Shape {
+    fn of(p: &Parameters) -> Result<Shape, Groth16Error> {
+        let domain = Domain::for_size(p.h.len() + 1)?;
+        Ok(Shape { log_n: domain.log_size(), n: domain.size(), aux: p.l.len(), a: p.a.len(), b: p.b_g1.len() })
+    }
+
+    fn srs_bytes(&self) -> u64 {
+        let g1 = Curve::G1.affine_bytes() as u64;
+        let g2 = Curve::G2.affine_bytes() as u64;
+        (self.n as u64 - 1 + self.aux as u64 + self.a as u64 + self.b as u64) * g1
+            + self.b as u64 * g2
+            + 8 * ALIGN_SLACK
+    }
+
+    fn g1_capacity(&self) -> usize {
+        [self.n - 1, self.aux, self.a, self.b].into_iter().max().unwrap_or(1).max(1)
+    }
+
+    fn worker_bytes(&self, g1_cap: usize, g2_cap: usize) -> u64 {
+        3 * (self.n * 32) as u64
+            + scratch_bytes(g1_cap, Curve::G1) as u64
+            + scratch_bytes(g2_cap, Curve::G2) as u64
+            + ALIGN_SLACK
+    }
+}
+
+/// Proves on one GPU. Built once from the parameters ([`GpuProver::new`]); proves batches of
+/// circuits of their shape, one circuit per worker at a time.
+pub struct GpuProver {
+    params: Arc<Parameters>,
+    device: Arc<Device>,
+    policy: Arc<SharedPolicy<Lanes>>,
+    plan: Plan,
+    mode: SrsMode,
+    shape: Shape,
+    /// Dropped before `memory`: it holds the arenas' reservations.
+    state: Option<State>,
+    /// The plan's arenas and the domain's, released under the exclusive section on drop.
+    memory: Option<(Vram, Arena)>,
+}
+
+impl std::fmt::Debug for GpuProver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuProver")
+            .field("device", &self.device.ordinal())
+            .field("mode", &self.mode)
+            .field("workers", &self.plan.workers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GpuProver {
+    /// Opens the device, plans its memory for these parameters and fills it: the SRS is
+    /// uploaded once here when the plan keeps it resident. Takes seconds for large SRS.
+    ///
+    /// # Errors
+    /// No usable device (no driver, no kernels for it), no plan fits, or a driver call failed.
+    pub fn new(params: impl Into<Arc<Parameters>>, options: &GpuOptions) -> Result<GpuProver, Groth16Error> {
+        let params = params.into();
+        let device = Device::open(options.device)?;
+        let shape = Shape::of(&params)?;
+        let policy = SharedPolicy::new(Lanes::new(1)?);
+        let excl = policy.exclusive(PLANNER)?;
+        let measured = measure_free(&excl, &device)?;
+        let free = options.vram_budget.map_or(measured, |b| b.min(measured));
+        let domain_bytes = h_step_bytes(shape.log_n) as u64 + ALIGN_SLACK;
+        let chunk = options.stream_chunk.max(1);
+        let (g1_cap, g2_cap) = (shape.g1_capacity(), shape.b.max(1));
+        let streamed_cap = chunk.min(g1_cap);
+        let input = PlanInput {
+            device: format!("{} ({})", device.info()?.name, options.device),
+            free_bytes: free.saturating_sub(domain_bytes),
+            margin_bytes: options.margin_bytes,
+            srs_bytes: shape.srs_bytes(),
+            worker_bytes: shape.worker_bytes(g1_cap, g2_cap),
+            // Streamed: the MSM scratch shrinks to a chunk, and the chunk's bases are added.
+            streamed_extra_bytes: ((Curve::G1.affine_bytes() + Curve::G2.affine_bytes()) * chunk) as u64 + ALIGN_SLACK,
+            workers_wanted: options.workers.max(1),
+        };
+        let plan = Plan::new(input)?;
+        tracing::info!("VRAM plan:\n{plan}");
+        let domain_arena = Arena::allocate(&excl, &device, "ntt domain", domain_bytes)?;
+        let vram = match Vram::provision(&excl, &device, plan.clone()) {
+            Ok(v) => v,
+            Err(e) => {
+                let _ = domain_arena.release(&excl, &device);
+                return Err(e.into());
+            }
+        };
+        excl.set_lanes(plan.workers)?;
+        drop(excl);
+        let mode = match plan.srs {
+            SrsPlacement::Resident => SrsMode::Resident,
+            SrsPlacement::Streamed => SrsMode::Streamed,
+        };
+        let mut prover =
+            GpuProver { params, device, policy, plan, mode, shape, state: None, memory: Some((vram, domain_arena)) };
+        // On error, dropping `prover` gives the arenas back.
+        prover.state = Some(prover.fill(chunk, streamed_cap)?);
+        Ok(prover)
+    }
+
+    /// Builds the domain, the resident SRS and the workers inside the provisioned arenas.
+    fn fill(&self, chunk: usize, streamed_cap: usize) -> Result<State, Groth16Error> {
+        let (vram, domain_arena) = self.memory.as_ref().expect("memory is provisioned before fill");
+        let d = &self.device;
+        let p = &*self.params;
+        let s = self.shape;
+        let setup = d.new_stream()?;
+        let domain = GpuDomain::new(d, &setup, &Domain::for_size(s.n)?, domain_arena)?;
+        let srs = match vram.srs() {
+            Some(arena) => {
+                let start = Instant::now();
+                let srs = ResidentSrs {
+                    h: GpuBases::g1(d, &p.h, arena)?,
+                    l: GpuBases::g1(d, &p.l, arena)?,
+                    a: GpuBases::g1(d, &p.a, arena)?,
+                    b_g1: GpuBases::g1(d, &p.b_g1, arena)?,
+                    b_g2: GpuBases::g2(d, &p.b_g2, arena)?,
+                };
+                tracing::info!(elapsed = ?start.elapsed(), bytes = s.srs_bytes(), "SRS resident on the device");
+                Some(srs)
+            }
+            None => None,
+        };
+        let mut workers = Vec::with_capacity(vram.arenas().len());
+        for arena in vram.arenas() {
+            let stream = d.new_stream()?;
+            let copy = d.new_stream()?;
+            let words = s.n * <Scalar as DeviceLayout>::WORDS;
+            let abc = [
+                arena.take_poisoned::<u64>(&stream, words, "a")?,
+                arena.take_poisoned::<u64>(&stream, words, "b")?,
+                arena.take_poisoned::<u64>(&stream, words, "c")?,
+            ];
+            let host_abc =
+                [alloc_pinned(d, words, true)?, alloc_pinned(d, words, true)?, alloc_pinned(d, words, true)?];
+            let (g1_cap, g2_cap, chunks) = match self.mode {
+                SrsMode::Resident => (s.g1_capacity(), s.b.max(1), None),
+                SrsMode::Streamed => {
+                    let g2_stream = d.new_stream()?;
+                    let c1 = GpuBases::with_capacity(&stream, Curve::G1, chunk, arena)?;
+                    let c2 = GpuBases::with_capacity(&g2_stream, Curve::G2, chunk, arena)?;
+                    (streamed_cap, chunk.min(s.b.max(1)), Some((c1, c2)))
+                }
+            };
+            let g1 = MsmContext::on_stream(d, stream.clone(), Curve::G1, g1_cap, arena)?;
+            let g2 = MsmContext::new(d, Curve::G2, g2_cap, arena)?;
+            workers.push(Mutex::new(Worker { stream, copy, abc, host_abc, g1, g2, chunks }));
+        }
+        check_stream(&setup)?;
+        for w in &workers {
+            let w = w.lock().unwrap_or_else(|e| e.into_inner());
+            check_stream(&w.stream)?;
+            check_stream(w.g2.stream())?;
+        }
+        Ok(State { domain, srs, workers })
+    }
+
+    /// The VRAM plan this prover runs under (printable: what fits and why).
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Device bytes held by the NTT domain's arena (outside the plan: the plan sees what is
+    /// free after it).
+    pub fn domain_bytes(&self) -> u64 {
+        self.memory.as_ref().map_or(0, |(_, a)| a.bytes())
+    }
+
+    /// Whether the SRS is resident or streamed.
+    pub fn srs_mode(&self) -> SrsMode {
+        self.mode
+    }
+
+    /// The device.
+    pub fn device(&self) -> &Arc<Device> {
+        &self.device
+    }
+
+    fn state(&self) -> &State {
+        self.state.as_ref().expect("state exists from new() until drop")
+    }
+}
+
+impl Drop for GpuProver {
+    fn drop(&mut self) {
+        // Every reservation goes back to its arena first; then the arenas go back to the
+        // driver, device-global, under the exclusive section.
+        self.state = None;
+        if let Some((vram, domain_arena)) = self.memory.take() {
+            match self.policy.exclusive(PLANNER) {
+                Ok(excl) => {
+                    if let Err(e) = vram.release(&excl, &self.device) {
+                        tracing::warn!("releasing the GPU prover's arenas: {e}");
+                    }
+                    if let Err(e) = domain_arena.release(&excl, &self.device) {
+                        tracing::warn!("releasing the NTT domain's arena: {e}");
+                    }
+                }
+                Err(e) => tracing::warn!("GPU prover memory kept until exit: {e}"),
+            }
+        }
+    }
+}
+
+impl Prover for GpuProver {
+    fn name(&self) -> String {
+        format!("cuda:{}", self.device.ordinal())
+    }
+
+    fn parameters(&self) -> &Parameters {
+        &self.params
+    }
+
+    fn on_gpu(&self) -> bool {
+        true
+    }
+
+    fn sums(&self, assignments: &[Assignment], t: &mut Timings) -> Result<Vec<Sums>, Groth16Error> {
+        let state = self.state();
+        let lanes = state.workers.len().min(assignments.len()).max(1);
+        if lanes == 1 {
+            return assignments.iter().map(|asg| self.sums_on(0, asg, t)).collect();
+        }
+        // Several lanes: each thread takes the next circuit; the lanes' streams run side by side.
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let results: Vec<Result<Vec<(usize, Sums, Timings)>, Groth16Error>> = std::thread::scope(|sc| {
+            let handles: Vec<_> = (0..lanes)
+                .map(|lane| {
+                    let next = &next;
+                    sc.spawn(move || {
+                        let mut out = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(asg) = assignments.get(i) else { return Ok(out) };
+                            let mut ti = Timings::default();
+                            out.push((i, self.sums_on(lane, asg, &mut ti)?, ti));
+                        }
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|p| Err(panicked(p)))).collect()
+        });
+        let mut all = vec![None; assignments.len()];
+        for r in results {
+            for (i, s, ti) in r? {
+                all[i] = Some(s);
+                add_timings(t, &ti);
+            }
+        }
+        Ok(all.into_iter().map(|s| s.expect("every circuit was proved")).collect())
+    }
+}
+
+fn add_timings(t: &mut Timings, o: &Timings) {
+    t.prepare += o.prepare;
+    t.h_poly += o.h_poly;
+    t.msm_h_l += o.msm_h_l;
+    t.msm_a_b_g1 += o.msm_a_b_g1;
+    t.msm_b_g2 += o.msm_b_g2;
+}
+
+fn panicked(p: Box<dyn std::any::Any + Send>) -> Groth16Error {
+    let msg = p
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    Groth16Error::Msm(kiln_msm::MsmError::InvalidArgument(format!("a GPU worker thread panicked: {msg}")))
+}
+
+/// Scalars of a streamed sum: host scalars, or a device vector (h).
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    Host(&'a [Scalar]),
+    Device(&'a CudaSlice<u64>),
+}
+
+impl Source<'_> {
+    fn range(&self, start: usize, end: usize) -> Scalars<'_> {
+        match *self {
+            Source::Host(s) => Scalars::Host(&s[start..end]),
+            Source::Device(d) => Scalars::DeviceAt(d, start, end - start),
+        }
+    }
+}
+
+/// Σ over `bases` in chunks through `chunk` (the streamed SRS).
+fn streamed_g1(
+    ctx: &mut MsmContext,
+    chunk: &mut GpuBases,
+    cap: usize,
+    bases: &[G1Affine],
+    scalars: Source<'_>,
+) -> Result<G1Projective, Groth16Error> {
+    let mut acc = G1Projective::identity();
+    for start in (0..bases.len()).step_by(cap.max(1)) {
+        let end = (start + cap).min(bases.len());
+        chunk.load_g1(ctx.stream(), &bases[start..end])?;
+        acc += ctx.msm_g1(chunk, scalars.range(start, end))?;
+    }
+    Ok(acc)
+}
+
+/// The G2 form of [`streamed_g1`].
+fn streamed_g2(
+    ctx: &mut MsmContext,
+    chunk: &mut GpuBases,
+    cap: usize,
+    bases: &[G2Affine],
+    scalars: &[Scalar],
+) -> Result<G2Projective, Groth16Error> {
+    let mut acc = G2Projective::identity();
+    for start in (0..bases.len()).step_by(cap.max(1)) {
+        let end = (start + cap).min(bases.len());
+        chunk.load_g2(ctx.stream(), &bases[start..end])?;
+        acc += ctx.msm_g2(chunk, Scalars::Host(&scalars[start..end]))?;
+    }
+    Ok(acc)
+}
+
+/// Σ scalars·bases over a resident G1 base set through the 0/1/other split.
+fn split_g1(ctx: &mut MsmContext, bases: &GpuBases, scalars: &[Scalar]) -> Result<G1Projective, Groth16Error> {
+    if scalars.is_empty() {
+        return Ok(G1Projective::identity());
+    }
+    let split = ctx.split(Scalars::Host(scalars))?;
+    Ok(ctx.msm_g1_split(bases, &split)?)
+}
+
+impl GpuProver {
+    /// The sums of one circuit on worker `lane`.
+    fn sums_on(&self, lane: usize, asg: &Assignment, t: &mut Timings) -> Result<Sums, Groth16Error> {
+        let state = self.state();
+        // The lane is held from the uploads to the last sum (kiln-lock's Lanes: lanes run side
+        // by side; only the exclusive section, never taken here, waits for them).
+        let memory = self.policy.memory(lane)?;
+        let mut guard = state.workers[lane].lock().unwrap_or_else(|e| e.into_inner());
+        let Worker { stream, copy, abc, host_abc, g1, g2, chunks } = &mut *guard;
+        let p = &*self.params;
+        let n = self.shape.n;
+
+        // Host preparation: a, b, c into the pinned buffers (zero beyond the constraints), and
+        // the scalars of the A and B queries (dense inputs then dense aux, as the queries hold
+        // their bases).
+        let (a_scalars, b_scalars) = timed(&mut t.prepare, || -> Result<_, Groth16Error> {
+            for (host, v) in host_abc.iter_mut().zip([&asg.a, &asg.b, &asg.c]) {
+                let dst = host.as_mut_slice().map_err(|e| kiln_cuda::CudaError::driver("pinned buffer wait", e))?;
+                let src = Scalar::as_u64s(v);
+                const PIECE: usize = 1 << 15;
+                dst[..src.len()]
+                    .par_chunks_mut(PIECE)
+                    .zip(src.par_chunks(PIECE))
+                    .for_each(|(d, s)| d.copy_from_slice(s));
+                dst[src.len()..].par_chunks_mut(PIECE).for_each(|d| d.fill(0));
+            }
+            Ok(rayon::join(
+                || [asg.input.clone(), gather_dense(&asg.aux, &asg.a_aux_density)].concat(),
+                || {
+                    [gather_dense(&asg.input, &asg.b_input_density), gather_dense(&asg.aux, &asg.b_aux_density)]
+                        .concat()
+                },
+            ))
+        })?;
+        let compute = memory.into_compute()?;
+
+        let (g1_chunk, g2_chunk) = match chunks {
+            Some((c1, c2)) => (Some(c1), Some(c2)),
+            None => (None, None),
+        };
+        let srs = state.srs.as_ref();
+        let g1_cap = g1.capacity();
+        let g2_cap = g2.capacity();
+
+        std::thread::scope(|sc| -> Result<Sums, Groth16Error> {
+            // B_G2 on its own stream and thread, beside everything below.
+            let b_scalars = &b_scalars;
+            let g2_job = sc.spawn(move || -> Result<(G2Projective, Duration), Groth16Error> {
+                let start = Instant::now();
+                let sum = match (srs, g2_chunk) {
+                    (Some(srs), _) if b_scalars.is_empty() => {
+                        let _ = srs;
+                        G2Projective::identity()
+                    }
+                    (Some(srs), _) => {
+                        let split = g2.split(Scalars::Host(b_scalars))?;
+                        g2.msm_g2_split(&srs.b_g2, &split)?
+                    }
+                    (None, Some(chunk)) => streamed_g2(g2, chunk, g2_cap, &p.b_g2, b_scalars)?,
+                    (None, None) => unreachable!("a streamed worker has chunk buffers"),
+                };
+                Ok((sum, start.elapsed()))
+            });
+
+            let [a_dev, b_dev, c_dev] = abc;
+            timed(&mut t.h_poly, || -> Result<(), Groth16Error> {
+                let [ha, hb, hc] = &*host_abc;
+                state.domain.h_step_from_host(stream, copy, ha, hb, hc, a_dev, b_dev, c_dev)?;
+                check_stream(stream)?;
+                Ok(())
+            })?;
+            let mut g1_chunk = g1_chunk;
+            let (h_sum, l_sum) = timed(&mut t.msm_h_l, || -> Result<_, Groth16Error> {
+                match (srs, g1_chunk.as_deref_mut()) {
+                    (Some(srs), _) => {
+                        let h = g1.msm_g1(&srs.h, Scalars::Device(a_dev, n - 1))?;
+                        Ok((h, split_g1(g1, &srs.l, &asg.aux)?))
+                    }
+                    (None, Some(chunk)) => {
+                        let h = streamed_g1(g1, chunk, g1_cap, &p.h, Source::Device(a_dev))?;
+                        let l = streamed_g1(g1, chunk, g1_cap, &p.l, Source::Host(&asg.aux))?;
+                        Ok((h, l))
+                    }
+                    (None, None) => unreachable!("a streamed worker has chunk buffers"),
+                }
+            })?;
+            let (a_sum, b1_sum) = timed(&mut t.msm_a_b_g1, || -> Result<_, Groth16Error> {
+                match (srs, g1_chunk.as_deref_mut()) {
+                    (Some(srs), _) => Ok((split_g1(g1, &srs.a, &a_scalars)?, split_g1(g1, &srs.b_g1, b_scalars)?)),
+                    (None, Some(chunk)) => Ok((
+                        streamed_g1(g1, chunk, g1_cap, &p.a, Source::Host(&a_scalars))?,
+                        streamed_g1(g1, chunk, g1_cap, &p.b_g1, Source::Host(b_scalars))?,
+                    )),
+                    (None, None) => unreachable!("a streamed worker has chunk buffers"),
+                }
+            })?;
+            let (b2_sum, g2_time) = g2_job.join().unwrap_or_else(|e| Err(panicked(e)))?;
+            t.msm_b_g2 += g2_time;
+            drop(compute);
+            Ok(Sums { a: a_sum, b_g1: b1_sum, b_g2: b2_sum, h: h_sum, l: l_sum })
+        })
+    }
+}

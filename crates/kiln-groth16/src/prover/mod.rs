@@ -1,0 +1,305 @@
+//! The Groth16 prover: a [`Prover`] (CPU or GPU) built once from the parameters, and the
+//! functions that prove batches of circuits with it.
+//!
+//! A prover owns its parameters (the GPU prover keeps the SRS resident on the device) and
+//! computes the five sums of each proof ([`Sums`]); everything around them is shared here,
+//! so both provers give the same bytes for the same (r, s): synthesis, the shape checks,
+//! the epilogue and the verification of every proof before it is handed out.
+//!
+//! The arithmetic is bellperson's (`prover/native.rs`), so for the same parameters, circuit
+//! and (r, s) the proof bytes are identical:
+//! A = α + Σ a_i·A_i + r·δ, B = β + Σ b_i·B_i + s·δ,
+//! C = s·ΣA + r·ΣB_G1 + r·s·δ + s·α + r·β + ΣH + ΣL.
+
+mod cpu;
+#[cfg(feature = "cuda")]
+mod gpu;
+
+pub mod conformance;
+
+use std::time::{Duration, Instant};
+
+use bellpepper_core::Circuit;
+use blstrs::{G1Projective, G2Projective, Scalar};
+use ff::Field;
+use group::Curve;
+use group::prime::PrimeCurveAffine;
+use kiln_ntt::Domain;
+use rand_core::RngCore;
+use rayon::prelude::*;
+
+pub use cpu::CpuProver;
+#[cfg(feature = "cuda")]
+pub use gpu::{GpuOptions, GpuProver, SrsMode, parse_bytes};
+
+use crate::error::Groth16Error;
+use crate::params::Parameters;
+use crate::proof::Proof;
+use crate::synth::{Assignment, synthesize};
+use crate::verifier::{PreparedVerifyingKey, verify_proof};
+
+/// The five sums of one proof, before randomisation. Implementations must give exactly these
+/// group elements (exact arithmetic, so any correct implementation does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sums {
+    /// Σ a_i·A_i over inputs and aux (A's density).
+    pub a: G1Projective,
+    /// Σ b_i·B_i in G1 (B's density).
+    pub b_g1: G1Projective,
+    /// Σ b_i·B_i in G2.
+    pub b_g2: G2Projective,
+    /// Σ h_i·H_i, h the quotient polynomial's coefficients.
+    pub h: G1Projective,
+    /// Σ aux_i·L_i.
+    pub l: G1Projective,
+}
+
+/// A Groth16 prover over fixed parameters: [`CpuProver`] anywhere, `GpuProver` with a GPU.
+pub trait Prover: Sync {
+    /// A short name for logs and reports ("cpu", "cuda:0", ...).
+    fn name(&self) -> String;
+
+    /// The parameters it proves with.
+    fn parameters(&self) -> &Parameters;
+
+    /// Whether the heavy phases run on a GPU (for reports).
+    fn on_gpu(&self) -> bool {
+        false
+    }
+
+    /// The sums of each synthesized circuit of a batch (shapes already checked against the
+    /// parameters), adding the time of each phase to `t`.
+    fn sums(&self, assignments: &[Assignment], t: &mut Timings) -> Result<Vec<Sums>, Groth16Error>;
+}
+
+/// Options of a proving run.
+#[derive(Debug, Clone, Copy)]
+pub struct ProveOptions {
+    /// Check a·b = c for every constraint before proving and fail with
+    /// [`Groth16Error::Unsatisfied`] instead of making a proof.
+    pub check_satisfied: bool,
+    /// Verify every proof before returning it and fail with [`Groth16Error::ProofRejected`]
+    /// if one does not verify (on by default: a few ms per proof against the proving time;
+    /// turn it off only to time the prover alone).
+    pub verify: bool,
+}
+
+impl Default for ProveOptions {
+    fn default() -> Self {
+        ProveOptions { check_satisfied: false, verify: true }
+    }
+}
+
+/// Wall-clock time per phase, summed over the circuits of a batch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timings {
+    /// Running the circuits (CPU).
+    pub synthesis: Duration,
+    /// Preparing the GPU's inputs on the host: copies into pinned buffers, density gathers.
+    pub prepare: Duration,
+    /// The H polynomial (NTTs), uploads included on the GPU.
+    pub h_poly: Duration,
+    /// The H and L MSMs (G1).
+    pub msm_h_l: Duration,
+    /// The A and B_G1 MSMs (G1, with density).
+    pub msm_a_b_g1: Duration,
+    /// The B_G2 MSM (on the GPU it overlaps the G1 sums, on its own stream).
+    pub msm_b_g2: Duration,
+    /// Assembling A, B, C (CPU).
+    pub epilogue: Duration,
+    /// Verifying the proofs before they are returned (CPU).
+    pub verify: Duration,
+    /// Whether the heavy phases ran on a GPU.
+    pub on_gpu: bool,
+}
+
+impl Timings {
+    /// Sum of all phases (more than the wall time where phases overlap).
+    pub fn total(&self) -> Duration {
+        self.phases().iter().map(|p| p.2).sum()
+    }
+
+    /// (name, where it ran, duration) per phase, in order.
+    pub fn phases(&self) -> [(&'static str, &'static str, Duration); 8] {
+        let dev = if self.on_gpu { "gpu" } else { "cpu" };
+        [
+            ("synthesis", "cpu", self.synthesis),
+            ("prepare", "cpu", self.prepare),
+            ("h_poly (NTT)", dev, self.h_poly),
+            ("msm H + L", dev, self.msm_h_l),
+            ("msm A + B_G1", dev, self.msm_a_b_g1),
+            ("msm B_G2", dev, self.msm_b_g2),
+            ("epilogue", "cpu", self.epilogue),
+            ("verify", "cpu", self.verify),
+        ]
+    }
+}
+
+/// Proves one circuit with fresh r and s from `rng`.
+pub fn create_proof<C, P, R>(prover: &P, circuit: C, rng: &mut R) -> Result<Proof, Groth16Error>
+where
+    C: Circuit<Scalar> + Send,
+    P: Prover + ?Sized,
+    R: RngCore,
+{
+    let (mut proofs, _) = create_proofs(prover, vec![circuit], rng, ProveOptions::default())?;
+    Ok(proofs.remove(0))
+}
+
+/// Proves a batch of equally shaped circuits, with fresh r and s per circuit from `rng`
+/// (drawn r then s, per circuit, like bellperson's `create_random_proof_batch`).
+pub fn create_proofs<C, P, R>(
+    prover: &P,
+    circuits: Vec<C>,
+    rng: &mut R,
+    options: ProveOptions,
+) -> Result<(Vec<Proof>, Timings), Groth16Error>
+where
+    C: Circuit<Scalar> + Send,
+    P: Prover + ?Sized,
+    R: RngCore,
+{
+    let r_s: Vec<(Scalar, Scalar)> =
+        (0..circuits.len()).map(|_| (Scalar::random(&mut *rng), Scalar::random(&mut *rng))).collect();
+    create_proofs_with(prover, circuits, &r_s, options)
+}
+
+/// Proves a batch with the given (r, s) per circuit (for tests and cross-checks).
+pub fn create_proofs_with<C, P>(
+    prover: &P,
+    circuits: Vec<C>,
+    r_s: &[(Scalar, Scalar)],
+    options: ProveOptions,
+) -> Result<(Vec<Proof>, Timings), Groth16Error>
+where
+    C: Circuit<Scalar> + Send,
+    P: Prover + ?Sized,
+{
+    if r_s.len() != circuits.len() {
+        return Err(Groth16Error::Randomness { got: r_s.len(), circuits: circuits.len() });
+    }
+    let mut t = Timings { on_gpu: prover.on_gpu(), ..Timings::default() };
+    let start = Instant::now();
+    let assignments: Vec<Assignment> = circuits.into_par_iter().map(synthesize).collect::<Result<_, _>>()?;
+    t.synthesis = start.elapsed();
+    tracing::debug!(circuits = assignments.len(), elapsed = ?t.synthesis, "synthesis done");
+    let proofs = prove_assignments(prover, &assignments, r_s, options, &mut t)?;
+    Ok((proofs, t))
+}
+
+/// Proves already synthesized circuits: shape checks, the prover's sums, the epilogue, and
+/// (by default) verification of every proof.
+pub fn prove_assignments<P: Prover + ?Sized>(
+    prover: &P,
+    assignments: &[Assignment],
+    r_s: &[(Scalar, Scalar)],
+    options: ProveOptions,
+    t: &mut Timings,
+) -> Result<Vec<Proof>, Groth16Error> {
+    if r_s.len() != assignments.len() {
+        return Err(Groth16Error::Randomness { got: r_s.len(), circuits: assignments.len() });
+    }
+    let params = prover.parameters();
+    check_shapes(assignments, params)?;
+    if options.check_satisfied {
+        for (i, asg) in assignments.iter().enumerate() {
+            if let Some(j) = asg.first_unsatisfied() {
+                return Err(Groth16Error::Unsatisfied { circuit: i, constraint: j });
+            }
+        }
+    }
+    if assignments.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sums = prover.sums(assignments, t)?;
+    let start = Instant::now();
+    let proofs: Vec<Proof> = sums.iter().zip(r_s).map(|(s, &(r, s_))| epilogue(params, s, r, s_)).collect();
+    t.epilogue += start.elapsed();
+    if options.verify {
+        let start = Instant::now();
+        let pvk = PreparedVerifyingKey::new(&params.vk);
+        let ok: Vec<bool> = proofs
+            .par_iter()
+            .zip(assignments)
+            .map(|(p, asg)| verify_proof(&pvk, p, &asg.input[1..]))
+            .collect::<Result<_, _>>()?;
+        t.verify += start.elapsed();
+        if let Some(circuit) = ok.iter().position(|ok| !ok) {
+            return Err(Groth16Error::ProofRejected { circuit, prover: prover.name() });
+        }
+    }
+    Ok(proofs)
+}
+
+/// Checks that the circuits fit the parameters and each other, before any heavy work.
+fn check_shapes(assignments: &[Assignment], params: &Parameters) -> Result<(), Groth16Error> {
+    let Some(first) = assignments.first() else { return Ok(()) };
+    let shape = |a: &Assignment| {
+        [
+            ("constraints", a.num_constraints()),
+            ("public inputs", a.input.len()),
+            ("aux variables", a.aux.len()),
+            ("A aux density", a.a_aux_density.count_ones()),
+            ("B input density", a.b_input_density.count_ones()),
+            ("B aux density", a.b_aux_density.count_ones()),
+        ]
+    };
+    let expected = shape(first);
+    for (index, asg) in assignments.iter().enumerate().skip(1) {
+        for ((what, got), (_, exp)) in shape(asg).into_iter().zip(expected) {
+            if got != exp {
+                return Err(Groth16Error::BatchShape { index, what, got, expected: exp });
+            }
+        }
+    }
+    let domain = Domain::for_size(first.num_constraints())?;
+    let checks = [
+        ("H query length (domain size − 1)", domain.size() - 1, params.h.len()),
+        ("number of public inputs incl. ONE (IC query)", first.input.len(), params.vk.ic.len()),
+        ("number of aux variables (L query)", first.aux.len(), params.l.len()),
+        ("A query length", first.input.len() + first.a_aux_density.count_ones(), params.a.len()),
+        ("B_G1 query length", first.b_input_density.count_ones() + first.b_aux_density.count_ones(), params.b_g1.len()),
+        ("B_G2 query length", first.b_input_density.count_ones() + first.b_aux_density.count_ones(), params.b_g2.len()),
+    ];
+    for (what, circuit, params) in checks {
+        if circuit != params {
+            return Err(Groth16Error::ParamsMismatch { what, circuit, params });
+        }
+    }
+    if bool::from(params.vk.delta_g1.is_identity() | params.vk.delta_g2.is_identity()) {
+        return Err(Groth16Error::Degenerate("delta"));
+    }
+    Ok(())
+}
+
+/// A, B, C from the sums and (r, s).
+fn epilogue(params: &Parameters, sums: &Sums, r: Scalar, s: Scalar) -> Proof {
+    let vk = &params.vk;
+    let delta_g1 = G1Projective::from(vk.delta_g1);
+    let g_a = delta_g1 * r + vk.alpha_g1 + sums.a;
+    let g_b = G2Projective::from(vk.delta_g2) * s + vk.beta_g2 + sums.b_g2;
+    // B in G1 only matters through r·ΣB (bellperson skips it when r = 0; the product is the
+    // identity either way).
+    let g_c = sums.a * s
+        + sums.b_g1 * r
+        + delta_g1 * (r * s)
+        + G1Projective::from(vk.alpha_g1) * s
+        + G1Projective::from(vk.beta_g1) * r
+        + sums.h
+        + sums.l;
+    Proof { a: g_a.to_affine(), b: g_b.to_affine(), c: g_c.to_affine() }
+}
+
+/// The aux scalars of the variables set in `density`, in order (the scalars of a compacted
+/// query such as A's or B's aux part).
+pub(crate) fn gather_dense(aux: &[Scalar], density: &kiln_msm::Density) -> Vec<Scalar> {
+    density.iter_ones().map(|i| aux[i]).collect()
+}
+
+/// Adds the time since `start` to `phase`, returning its value for chaining.
+pub(crate) fn timed<T>(phase: &mut Duration, f: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    let v = f();
+    *phase += start.elapsed();
+    v
+}
