@@ -5,6 +5,8 @@
 //!
 //! - [`params`]: bellperson's parameter file format (memory-mapped, validated in parallel).
 //! - [`synth`]: bellpepper-core circuits into A/B/C evaluations, assignments and densities.
+//! - [`recorded`]: the same, fast per proof: matrices recorded once per circuit shape, then
+//!   witness generation and parallel sparse products.
 //! - [`setup`]: random setup from an RNG (toxic waste: tests, demos, benchmarks).
 //! - [`prover`]: the prover over a [`ProverBackend`]; [`CpuBackend`] runs anywhere.
 //! - [`verifier`]: single and batch verification.
@@ -18,6 +20,7 @@ pub mod params;
 pub mod progress;
 pub mod proof;
 pub mod prover;
+pub mod recorded;
 pub mod setup;
 pub mod synth;
 pub mod verifier;
@@ -27,6 +30,7 @@ pub use params::{Check, Parameters, VerifyingKey};
 pub use progress::{NoProgress, Progress};
 pub use proof::{PROOF_BYTES, Proof};
 pub use prover::{CpuBackend, ProveOptions, ProverBackend, Timings, create_proof, create_proofs, create_proofs_with};
+pub use recorded::{Shape, Witness};
 pub use setup::{Trapdoor, random_setup, setup_with_trapdoor};
 pub use verifier::{PreparedVerifyingKey, verify, verify_proof, verify_proofs_batch};
 

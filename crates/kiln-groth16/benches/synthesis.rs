@@ -1,0 +1,95 @@
+//! Per-proof synthesis: `synth::synthesize` (constraints built and evaluated every proof)
+//! against the recorded path (`Shape::witness` + `Shape::evaluate`), side by side.
+//! `cargo bench -p kiln-groth16 --bench synthesis`
+//!
+//! Environment: `KILN_BENCH_LOGS` (default `16,18,20`), `KILN_BENCH_CIRCUITS` (default
+//! `porep,squaring`), `KILN_BENCH_REPEAT` (default 5). Runs alternate the two paths so that
+//! machine noise hits both alike; medians are reported.
+//!
+//! Columns: `synthesize` the reference; `record` the one-off recording of the shape;
+//! `witness` the value closures alone; `spmv` a, b, c = A·z, B·z, C·z into preallocated
+//! buffers (what a GPU prover writing into pinned memory pays); `total` witness + evaluate
+//! into a fresh `Assignment` (allocation included: the like-for-like of `synthesize`).
+
+use std::time::{Duration, Instant};
+
+use blstrs::Scalar;
+use ff::Field;
+use kiln_groth16::circuits::{Builtin, Kind};
+use kiln_groth16::recorded::Shape;
+use kiln_groth16::synth::synthesize;
+
+fn env_list(name: &str, default: &str) -> Vec<String> {
+    std::env::var(name).unwrap_or_else(|_| default.into()).split(',').map(|s| s.trim().to_string()).collect()
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing: run a tiny size then.
+    let quick = !std::env::args().any(|a| a == "--bench");
+    let logs: Vec<u32> = if quick {
+        vec![8]
+    } else {
+        env_list("KILN_BENCH_LOGS", "16,18,20").iter().map(|s| s.parse().expect("KILN_BENCH_LOGS: numbers")).collect()
+    };
+    let kinds: Vec<Kind> =
+        env_list("KILN_BENCH_CIRCUITS", "porep,squaring").iter().map(|s| s.parse().expect("circuit name")).collect();
+    let repeat: usize =
+        if quick { 1 } else { std::env::var("KILN_BENCH_REPEAT").ok().and_then(|s| s.parse().ok()).unwrap_or(5) };
+    println!("per-proof synthesis, {} threads, median of {repeat} runs, times in ms", rayon::current_num_threads());
+    println!(
+        "| circuit | log2 | synthesize | record (once) | witness | spmv | total | speed-up | shape MiB | bytes/constraint |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    for kind in kinds {
+        for &log in &logs {
+            let circuit = Builtin::new(kind, 1 << log, 11);
+            let start = Instant::now();
+            let shape = Shape::record(circuit).expect("record");
+            let record = start.elapsed();
+            let n = shape.num_constraints();
+            let (mut a, mut b, mut c) = (vec![Scalar::ZERO; n], vec![Scalar::ZERO; n], vec![Scalar::ZERO; n]);
+            let (mut reference, mut witness, mut spmv, mut total) = (vec![], vec![], vec![], vec![]);
+            for _ in 0..repeat {
+                let start = Instant::now();
+                let expected = synthesize(circuit).expect("synthesize");
+                reference.push(start.elapsed());
+
+                let start = Instant::now();
+                let w = shape.witness(circuit).expect("witness");
+                witness.push(start.elapsed());
+                let start = Instant::now();
+                shape.evaluate_into(&w.input, &w.aux, &mut a, &mut b, &mut c).expect("evaluate_into");
+                spmv.push(start.elapsed());
+                assert!(a == expected.a && b == expected.b && c == expected.c, "{kind} 2^{log}: a, b, c differ");
+                drop(expected);
+
+                let start = Instant::now();
+                let asg = shape.evaluate(shape.witness(circuit).expect("witness")).expect("evaluate");
+                total.push(start.elapsed());
+                drop(asg);
+            }
+            let (reference, total) = (median(reference), median(total));
+            println!(
+                "| {} | {log} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1}x | {:.1} | {:.1} |",
+                kind.name(),
+                ms(reference),
+                ms(record),
+                ms(median(witness)),
+                ms(median(spmv)),
+                ms(total),
+                reference.as_secs_f64() / total.as_secs_f64(),
+                shape.heap_bytes() as f64 / (1 << 20) as f64,
+                shape.heap_bytes() as f64 / n as f64,
+            );
+        }
+    }
+}
