@@ -101,7 +101,7 @@ impl Shape {
 
     /// Heap bytes the shape holds (matrices, coefficient table, densities).
     pub fn heap_bytes(&self) -> usize {
-        let density = |d: &Density| d.words().len() * size_of::<u64>();
+        let density = |d: &Density| size_of_val(d.words());
         self.a.heap_bytes()
             + self.b.heap_bytes()
             + self.c.heap_bytes()
