@@ -17,6 +17,7 @@ use kiln_msm::Density;
 use super::matrix::{CODE_MINUS_ONE, CODE_TWO, MAX_VARIABLES, SparseMatrix, Term};
 use super::shape::Shape;
 use crate::error::Groth16Error;
+use crate::synth::run_framed;
 
 /// Coefficient codes are u32 (limit checked).
 const MAX_COEFFS: usize = u32::MAX as usize;
@@ -217,18 +218,7 @@ impl ConstraintSystem<Scalar> for Recorder {
         }
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    crate::synth::ignore_namespaces!();
 }
 
 impl Shape {
@@ -242,20 +232,12 @@ impl Shape {
     /// coefficients.
     pub fn record<C: Circuit<Scalar>>(circuit: C) -> Result<Shape, Groth16Error> {
         let mut cs = Recorder::new();
-        let ran = cs
-            .alloc_input(|| "ONE", || Ok(Scalar::ONE))
-            .and_then(|_| circuit.synthesize(&mut cs))
-            .map_err(Groth16Error::from);
+        let ran = run_framed(circuit, &mut cs, |cs| cs.num_inputs);
+        // A fault explains a circuit error that follows from it (check_room's), so it wins.
         if let Some(fault) = cs.fault.take() {
             return Err(fault);
         }
         ran?;
-        for i in 0..cs.num_inputs {
-            cs.enforce(|| "", |lc| lc + Variable::new_unchecked(Index::Input(i)), |lc| lc, |lc| lc);
-        }
-        if let Some(fault) = cs.fault.take() {
-            return Err(fault);
-        }
         let Recorder {
             num_inputs, num_aux, num_constraints, mut a, mut b, mut c, coeffs, a_aux, b_input, b_aux, ..
         } = cs;

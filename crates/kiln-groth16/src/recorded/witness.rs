@@ -7,9 +7,9 @@
 
 use bellpepper_core::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
-use ff::Field;
 
 use crate::error::Groth16Error;
+use crate::synth::run_framed;
 
 /// A circuit's assignment: z = (input, aux), as `synth::synthesize` would compute it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -34,8 +34,9 @@ impl Witness {
         aux: usize,
     ) -> Result<Witness, Groth16Error> {
         let mut cs = WitnessCs(Witness { input: Vec::with_capacity(inputs), aux: Vec::with_capacity(aux) });
-        cs.alloc_input(|| "ONE", || Ok(Scalar::ONE))?;
-        circuit.synthesize(&mut cs)?;
+        // The trailing input constraints are no-ops here; framed all the same so that the
+        // numbering is the recorder's by construction.
+        run_framed(circuit, &mut cs, |cs| cs.0.input.len())?;
         Ok(cs.0)
     }
 }
@@ -77,16 +78,5 @@ impl ConstraintSystem<Scalar> for WitnessCs {
         // The point of this constraint system: the matrices are in the recorded shape.
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    crate::synth::ignore_namespaces!();
 }
