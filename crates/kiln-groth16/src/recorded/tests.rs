@@ -159,6 +159,13 @@ fn evaluate_into_overwrites_caller_buffers() {
     let (mut a, mut b, mut c) = (vec![Scalar::ONE; n], vec![Scalar::ONE; n], vec![Scalar::ONE; n]);
     shape.evaluate_into(&w.input, &w.aux, &mut a, &mut b, &mut c).unwrap();
     assert_eq!((a, b, c), (reference.a, reference.b, reference.c));
+
+    // witness_into reuses a witness of another seed (the vectors' memory) and overwrites it.
+    let mut reused = shape.witness(Builtin::new(Kind::Mimc, 3000, 5)).unwrap();
+    shape.witness_into(circuit, &mut reused).unwrap();
+    assert_eq!(reused, w);
+    let err = shape.witness_into(Builtin::new(Kind::Mimc, 2000, 4), &mut reused).unwrap_err();
+    assert!(matches!(err, Groth16Error::ShapeMismatch { what: "number of aux variables", .. }), "{err}");
 }
 
 #[test]

@@ -23,17 +23,18 @@ pub struct Witness {
 impl Witness {
     /// Runs `circuit` for its assignment only (its constraints are not looked at).
     pub fn generate<C: Circuit<Scalar>>(circuit: C) -> Result<Witness, Groth16Error> {
-        Self::generate_with_capacity(circuit, 1, 0)
+        Self::generate_in(circuit, Vec::new(), Vec::new())
     }
 
-    /// [`Witness::generate`] with room reserved for the given numbers of inputs and aux
-    /// variables (from a recorded shape), so that the vectors never reallocate.
-    pub(crate) fn generate_with_capacity<C: Circuit<Scalar>>(
+    /// [`Witness::generate`] appending to the given (empty) vectors, so that a caller that
+    /// knows the counts (from a recorded shape) or reuses the vectors never reallocates.
+    pub(crate) fn generate_in<C: Circuit<Scalar>>(
         circuit: C,
-        inputs: usize,
-        aux: usize,
+        input: Vec<Scalar>,
+        aux: Vec<Scalar>,
     ) -> Result<Witness, Groth16Error> {
-        let mut cs = WitnessCs(Witness { input: Vec::with_capacity(inputs), aux: Vec::with_capacity(aux) });
+        debug_assert!(input.is_empty() && aux.is_empty());
+        let mut cs = WitnessCs(Witness { input, aux });
         // The trailing input constraints are no-ops here; framed all the same so that the
         // numbering is the recorder's by construction.
         run_framed(circuit, &mut cs, |cs| cs.0.input.len())?;
