@@ -12,39 +12,23 @@
 //! `Assignment` (fresh memory's page faults included: the like-for-like of `synthesize`);
 //! `record` the one-off recording of the shape.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use blstrs::Scalar;
+use common::median;
 use ff::Field;
-use kiln_groth16::circuits::{Builtin, Kind};
+use kiln_groth16::circuits::Builtin;
 use kiln_groth16::recorded::Shape;
 use kiln_groth16::synth::synthesize;
-
-fn env_list(name: &str, default: &str) -> Vec<String> {
-    std::env::var(name).unwrap_or_else(|_| default.into()).split(',').map(|s| s.trim().to_string()).collect()
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
 fn main() {
-    // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing: run a tiny size then.
-    let quick = !std::env::args().any(|a| a == "--bench");
-    let logs: Vec<u32> = if quick {
-        vec![8]
-    } else {
-        env_list("KILN_BENCH_LOGS", "16,18,20").iter().map(|s| s.parse().expect("KILN_BENCH_LOGS: numbers")).collect()
-    };
-    let kinds: Vec<Kind> =
-        env_list("KILN_BENCH_CIRCUITS", "porep,squaring").iter().map(|s| s.parse().expect("circuit name")).collect();
-    let repeat: usize =
-        if quick { 1 } else { std::env::var("KILN_BENCH_REPEAT").ok().and_then(|s| s.parse().ok()).unwrap_or(5) };
+    let common::Config { logs, kinds, repeat } = common::config("16,18,20", "porep,squaring", 5);
     println!("per-proof synthesis, {} threads, median of {repeat} runs, times in ms", rayon::current_num_threads());
     println!(
         "| circuit | log2 | synthesize | witness | spmv | witness + spmv | speed-up | shape.synthesize | speed-up | \

@@ -139,7 +139,7 @@ impl SparseMatrix {
         let num_inputs = input.len();
         let mut pos = 0;
         // Reads the term at `pos`: (coefficient code or None for ONE, z value, last in row).
-        let mut term = |pos: &mut usize| {
+        let term = |pos: &mut usize| {
             let w = words[*pos];
             *pos += 1;
             let i = (w >> 2) as usize;
