@@ -5,37 +5,22 @@
 //! `squaring,porep`), `KILN_BENCH_REPEAT` (default 3). Proofs alternate kiln/bellperson so
 //! that machine noise hits both alike; the median of each is reported.
 
-use std::time::{Duration, Instant};
+mod common;
+
+use std::time::Instant;
 
 use bellperson::groth16 as bp;
 use blstrs::Bls12;
-use kiln_groth16::circuits::{Builtin, Kind};
+use common::median;
+use kiln_groth16::circuits::Builtin;
 use kiln_groth16::{
     CpuProver, NoProgress, PreparedVerifyingKey, ProveOptions, create_proofs, random_setup, verify_proof,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
-fn env_list(name: &str, default: &str) -> Vec<String> {
-    std::env::var(name).unwrap_or_else(|_| default.into()).split(',').map(|s| s.trim().to_string()).collect()
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 fn main() {
-    // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing: run a tiny size then.
-    let quick = !std::env::args().any(|a| a == "--bench");
-    let logs: Vec<u32> = if quick {
-        vec![8]
-    } else {
-        env_list("KILN_BENCH_LOGS", "16,18").iter().map(|s| s.parse().expect("KILN_BENCH_LOGS: numbers")).collect()
-    };
-    let kinds: Vec<Kind> =
-        env_list("KILN_BENCH_CIRCUITS", "squaring,porep").iter().map(|s| s.parse().expect("circuit name")).collect();
-    let repeat: usize = std::env::var("KILN_BENCH_REPEAT").ok().and_then(|s| s.parse().ok()).unwrap_or(3);
+    let common::Config { logs, kinds, repeat } = common::config("16,18", "squaring,porep", 3);
     let threads = rayon::current_num_threads();
     println!("kiln vs bellperson 0.27 CPU provers, {threads} threads, median of {repeat} proofs each");
     println!(

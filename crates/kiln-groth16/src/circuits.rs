@@ -221,8 +221,11 @@ fn porep_witness(c: &Builtin) -> PorepWitness {
     PorepWitness { keys, z0, output: Scalar::from(last as u64) }
 }
 
+/// A bit as a field element the way bellpepper's `AllocatedBit` makes it (a select, not
+/// `Scalar::from`, which converts into Montgomery form: a product per bit that would make
+/// this circuit's witness generation slower than real boolean-heavy circuits').
 fn bit(b: bool) -> Scalar {
-    Scalar::from(b as u64)
+    if b { Scalar::ONE } else { Scalar::ZERO }
 }
 
 fn synth_porep<CS: ConstraintSystem<Scalar>>(c: &Builtin, cs: &mut CS) -> Result<(), SynthesisError> {

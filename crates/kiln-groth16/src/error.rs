@@ -178,6 +178,45 @@ pub enum Groth16Error {
     /// A variable appears in no constraint, so its L element would be the identity.
     #[error("setup: aux variable {0} is unconstrained (every variable must appear in some constraint)")]
     Unconstrained(usize),
+    /// A witness or an output buffer does not fit the recorded shape it is evaluated against
+    /// ([`crate::recorded::Shape`]).
+    #[error(
+        "recorded shape mismatch: {what} is {got} but the recorded shape has {expected} (the witness comes from \
+         another circuit or size, or the buffer is sized for one: record this circuit's shape)"
+    )]
+    ShapeMismatch {
+        /// Which quantity differs.
+        what: &'static str,
+        /// The witness's (or buffer's) value.
+        got: usize,
+        /// The recorded shape's value.
+        expected: usize,
+    },
+    /// Recording a circuit's shape hit a limit of the compact encoding.
+    #[error("recording the circuit's shape: {what} reached {count}, beyond the compact encoding's limit of {limit}")]
+    ShapeLimit {
+        /// Which quantity overflowed.
+        what: &'static str,
+        /// Its value.
+        count: usize,
+        /// The largest value the encoding holds.
+        limit: usize,
+    },
+    /// A constraint names a variable that was not allocated (yet) when it was enforced.
+    #[error(
+        "constraint {constraint} uses {kind} variable {index}, but only {allocated} {kind} variables were allocated \
+         at that point (a bug in the circuit)"
+    )]
+    UnallocatedVariable {
+        /// The constraint.
+        constraint: usize,
+        /// `input` or `aux`.
+        kind: &'static str,
+        /// The variable's index.
+        index: usize,
+        /// Variables of that kind allocated when the constraint was enforced.
+        allocated: usize,
+    },
     /// The H step failed.
     #[error("H step: {0}")]
     Ntt(#[from] kiln_ntt::NttError),

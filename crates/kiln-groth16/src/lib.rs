@@ -5,6 +5,8 @@
 //!
 //! - [`params`]: bellperson's parameter file format (memory-mapped, validated in parallel).
 //! - [`synth`]: bellpepper-core circuits into A/B/C evaluations, assignments and densities.
+//! - [`recorded`]: the same, fast per proof: matrices recorded once per circuit shape, then
+//!   witness generation and parallel sparse products.
 //! - [`setup`]: random setup from an RNG (toxic waste: tests, demos, benchmarks).
 //! - [`prover`]: a [`Prover`] built once from the parameters: [`CpuProver`] anywhere,
 //!   `GpuProver` (feature `cuda`) with the SRS resident on a GPU; every proof verified before
@@ -20,6 +22,7 @@ pub mod params;
 pub mod progress;
 pub mod proof;
 pub mod prover;
+pub mod recorded;
 pub mod setup;
 pub mod synth;
 pub mod verifier;
@@ -33,6 +36,7 @@ pub use prover::{
 };
 #[cfg(feature = "cuda")]
 pub use prover::{GpuOptions, GpuProver, SrsMode, parse_bytes};
+pub use recorded::{Shape, Witness};
 pub use setup::{Trapdoor, random_setup, setup_with_trapdoor};
 pub use verifier::{PreparedVerifyingKey, verify, verify_proof, verify_proofs_batch};
 

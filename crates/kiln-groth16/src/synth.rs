@@ -47,11 +47,7 @@ impl Assignment {
 /// Runs the circuit in proving mode (bellperson's `ProvingAssignment`).
 pub fn synthesize<C: Circuit<Scalar>>(circuit: C) -> Result<Assignment, Groth16Error> {
     let mut cs = ProvingCs::default();
-    cs.alloc_input(|| "ONE", || Ok(Scalar::ONE))?;
-    circuit.synthesize(&mut cs)?;
-    for i in 0..cs.input.len() {
-        cs.enforce(|| "", |lc| lc + Variable::new_unchecked(Index::Input(i)), |lc| lc, |lc| lc);
-    }
+    run_framed(circuit, &mut cs, |cs| cs.input.len())?;
     Ok(Assignment {
         a: cs.a,
         b: cs.b,
@@ -63,6 +59,43 @@ pub fn synthesize<C: Circuit<Scalar>>(circuit: C) -> Result<Assignment, Groth16E
         b_aux_density: Density::new(cs.b_aux),
     })
 }
+
+/// Runs `circuit` framed as bellperson frames it: ONE allocated as input 0 first, then the
+/// circuit, then one constraint `input_i · 0 = 0` per input (`num_inputs` reads how many
+/// there are). Every constraint system of this crate runs circuits through here, so that
+/// their variable numbering and constraint lists agree with each other and with bellperson.
+pub(crate) fn run_framed<C, CS>(circuit: C, cs: &mut CS, num_inputs: fn(&CS) -> usize) -> Result<(), SynthesisError>
+where
+    C: Circuit<Scalar>,
+    CS: ConstraintSystem<Scalar>,
+{
+    cs.alloc_input(|| "ONE", || Ok(Scalar::ONE))?;
+    circuit.synthesize(cs)?;
+    for i in 0..num_inputs(cs) {
+        cs.enforce(|| "", |lc| lc + Variable::new_unchecked(Index::Input(i)), |lc| lc, |lc| lc);
+    }
+    Ok(())
+}
+
+/// The namespace methods of a constraint system that ignores names (all of this crate's:
+/// names only matter for debugging constraint systems, and building them costs time).
+macro_rules! ignore_namespaces {
+    () => {
+        fn push_namespace<NR, N>(&mut self, _: N)
+        where
+            NR: Into<String>,
+            N: FnOnce() -> NR,
+        {
+        }
+
+        fn pop_namespace(&mut self) {}
+
+        fn get_root(&mut self) -> &mut Self::Root {
+            self
+        }
+    };
+}
+pub(crate) use ignore_namespaces;
 
 #[derive(Default)]
 struct ProvingCs {
@@ -152,18 +185,7 @@ impl ConstraintSystem<Scalar> for ProvingCs {
         self.c.push(vc);
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    crate::synth::ignore_namespaces!();
 }
 
 /// The circuit's QAP in sparse form, for the setup (bellperson's `KeypairAssembly`):
@@ -193,11 +215,7 @@ pub struct Keypair {
 /// Runs the circuit in setup mode (witness closures are never called).
 pub fn synthesize_keypair<C: Circuit<Scalar>>(circuit: C) -> Result<Keypair, Groth16Error> {
     let mut cs = Keypair::default();
-    cs.alloc_input(|| "ONE", || Ok(Scalar::ONE))?;
-    circuit.synthesize(&mut cs)?;
-    for i in 0..cs.num_inputs {
-        cs.enforce(|| "", |lc| lc + Variable::new_unchecked(Index::Input(i)), |lc| lc, |lc| lc);
-    }
+    run_framed(circuit, &mut cs, |cs| cs.num_inputs)?;
     Ok(cs)
 }
 
@@ -255,16 +273,5 @@ impl ConstraintSystem<Scalar> for Keypair {
         self.num_constraints += 1;
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    crate::synth::ignore_namespaces!();
 }
