@@ -32,7 +32,8 @@ pub use params::{Check, Parameters, VerifyingKey};
 pub use progress::{NoProgress, Progress};
 pub use proof::{PROOF_BYTES, Proof};
 pub use prover::{
-    CpuProver, ProveOptions, Prover, Sums, Timings, create_proof, create_proofs, create_proofs_with, prove_assignments,
+    CpuProver, ProveOptions, Prover, Sums, Timings, create_proof, create_proofs, create_proofs_recorded,
+    create_proofs_with, prove_assignments,
 };
 #[cfg(feature = "cuda")]
 pub use prover::{GpuOptions, GpuProver, SrsMode, parse_bytes};
