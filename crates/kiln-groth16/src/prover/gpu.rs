@@ -474,11 +474,14 @@ fn split_g1(ctx: &mut MsmContext, bases: &GpuBases, scalars: &[Scalar]) -> Resul
 
 impl GpuProver {
     /// The sums of one circuit on worker `lane`.
-    fn sums_on(&self, lane: usize, asg: &Assignment, t: &mut Timings) -> Result<Sums, Groth16Error> {
+    /// The sums of one circuit, for caller thread `worker` (one thread per worker id).
+    fn sums_on(&self, worker: WorkerId, asg: &Assignment, t: &mut Timings) -> Result<Sums, Groth16Error> {
         let state = self.state();
-        // The lane is held from the uploads to the last sum (kiln-lock's Lanes: lanes run side
-        // by side; only the exclusive section, never taken here, waits for them).
-        let memory = self.policy.memory(lane)?;
+        // The policy hands out a lane (an arena, its buffers and streams), held from the
+        // uploads to the last sum; lanes run side by side, only the exclusive section (never
+        // taken while proving) waits for them all.
+        let memory = self.policy.memory(worker)?;
+        let lane = memory.lane().unwrap_or(worker).min(state.workers.len() - 1);
         let mut guard = state.workers[lane].lock().unwrap_or_else(|e| e.into_inner());
         let Worker { stream, copy, abc, host_abc, g1, g2, chunks } = &mut *guard;
         let p = &*self.params;
