@@ -247,11 +247,11 @@ pub enum Groth16Error {
     /// No VRAM plan fits on the device.
     #[cfg(feature = "cuda")]
     #[error("GPU prover: {0}")]
-    Plan(#[from] kiln_vram::PlanError),
+    Plan(Box<kiln_vram::PlanError>),
     /// The VRAM plan's provisioning failed.
     #[cfg(feature = "cuda")]
     #[error("GPU prover: {0}")]
-    Vram(#[from] kiln_vram::VramError),
+    Vram(Box<kiln_vram::VramError>),
     /// The device's lock policy refused an operation (a bug in the caller's phase order).
     #[cfg(feature = "cuda")]
     #[error("GPU prover: {0}")]
@@ -277,4 +277,19 @@ pub enum VerifyError {
         /// Input sets given.
         inputs: usize,
     },
+}
+
+// Boxed: the plan's messages are long, and every Result of the crate carries the error's size.
+#[cfg(feature = "cuda")]
+impl From<kiln_vram::PlanError> for Groth16Error {
+    fn from(e: kiln_vram::PlanError) -> Self {
+        Groth16Error::Plan(Box::new(e))
+    }
+}
+
+#[cfg(feature = "cuda")]
+impl From<kiln_vram::VramError> for Groth16Error {
+    fn from(e: kiln_vram::VramError) -> Self {
+        Groth16Error::Vram(Box::new(e))
+    }
 }

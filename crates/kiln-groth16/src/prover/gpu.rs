@@ -368,7 +368,7 @@ impl Prover for GpuProver {
         }
         // Several lanes: each thread takes the next circuit; the lanes' streams run side by side.
         let next = std::sync::atomic::AtomicUsize::new(0);
-        let results: Vec<Result<Vec<(usize, Sums, Timings)>, Groth16Error>> = std::thread::scope(|sc| {
+        let results: Vec<LaneResult> = std::thread::scope(|sc| {
             let handles: Vec<_> = (0..lanes)
                 .map(|lane| {
                     let next = &next;
@@ -395,6 +395,9 @@ impl Prover for GpuProver {
         Ok(all.into_iter().map(|s| s.expect("every circuit was proved")).collect())
     }
 }
+
+/// What one lane's thread returns: (circuit index, its sums, its phase times) per circuit.
+type LaneResult = Result<Vec<(usize, Sums, Timings)>, Groth16Error>;
 
 fn add_timings(t: &mut Timings, o: &Timings) {
     t.prepare += o.prepare;
@@ -525,10 +528,7 @@ impl GpuProver {
             let g2_job = sc.spawn(move || -> Result<(G2Projective, Duration), Groth16Error> {
                 let start = Instant::now();
                 let sum = match (srs, g2_chunk) {
-                    (Some(srs), _) if b_scalars.is_empty() => {
-                        let _ = srs;
-                        G2Projective::identity()
-                    }
+                    (Some(_), _) if b_scalars.is_empty() => G2Projective::identity(),
                     (Some(srs), _) => {
                         let split = g2.split(Scalars::Host(b_scalars))?;
                         g2.msm_g2_split(&srs.b_g2, &split)?
@@ -562,7 +562,7 @@ impl GpuProver {
                 }
             })?;
             let (a_sum, b1_sum) = timed(&mut t.msm_a_b_g1, || -> Result<_, Groth16Error> {
-                match (srs, g1_chunk.as_deref_mut()) {
+                match (srs, g1_chunk) {
                     (Some(srs), _) => Ok((split_g1(g1, &srs.a, &a_scalars)?, split_g1(g1, &srs.b_g1, b_scalars)?)),
                     (None, Some(chunk)) => Ok((
                         streamed_g1(g1, chunk, g1_cap, &p.a, Source::Host(&a_scalars))?,
