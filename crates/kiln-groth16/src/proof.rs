@@ -62,33 +62,41 @@ pub struct ProofReader<R> {
     inner: R,
     count: usize,
     done: usize,
+    /// Whether the byte after the last proof was looked for.
+    end_checked: bool,
 }
 
 impl<R: Read> ProofReader<R> {
     /// A reader of `count` proofs from `inner`.
     pub fn new(inner: R, count: usize) -> Self {
-        ProofReader { inner, count, done: 0 }
+        ProofReader { inner, count, done: 0, end_checked: false }
     }
 
     /// The next up to `max` proofs (at least one while any remain and `max > 0`); empty once
-    /// all `count` proofs were read. Reading the last proof also checks that the stream ends:
+    /// all `count` proofs were read (or when `max` is 0). Reading the last proof also checks that the stream ends:
     /// [`ProofError::TooLong`] otherwise. A stream that ends early is [`ProofError::Length`].
     pub fn next_chunk(&mut self, max: usize) -> Result<Vec<Proof>, ProofError> {
         let n = max.min(self.count - self.done);
-        if n == 0 {
-            return Ok(Vec::new());
+        let mut proofs = Vec::new();
+        if n > 0 {
+            // Sized by the caller's count and chunk, never by the stream.
+            let mut buf = vec![0u8; n * PROOF_BYTES];
+            let got = read_full(&mut self.inner, &mut buf)?;
+            if got < buf.len() {
+                let expected = self.count.saturating_mul(PROOF_BYTES);
+                return Err(ProofError::Length { expected, got: self.done * PROOF_BYTES + got });
+            }
+            proofs = decode(&buf, self.done)?;
+            self.done += n;
         }
-        // Sized by the caller's count and chunk, never by the stream.
-        let mut buf = vec![0u8; n * PROOF_BYTES];
-        let got = read_full(&mut self.inner, &mut buf)?;
-        if got < buf.len() {
-            let expected = self.count.saturating_mul(PROOF_BYTES);
-            return Err(ProofError::Length { expected, got: self.done * PROOF_BYTES + got });
-        }
-        let proofs = decode(&buf, self.done)?;
-        self.done += n;
-        if self.done == self.count && read_full(&mut self.inner, &mut [0u8; 1])? != 0 {
-            return Err(ProofError::TooLong { count: self.count, expected: self.count.saturating_mul(PROOF_BYTES) });
+        if self.done == self.count && !self.end_checked {
+            self.end_checked = true;
+            if read_full(&mut self.inner, &mut [0u8; 1])? != 0 {
+                return Err(ProofError::TooLong {
+                    count: self.count,
+                    expected: self.count.saturating_mul(PROOF_BYTES),
+                });
+            }
         }
         Ok(proofs)
     }
