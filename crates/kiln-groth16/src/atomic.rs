@@ -88,12 +88,9 @@ impl AtomicFile {
         let file = writer.into_inner().map_err(|e| io_error(&path, "write", e.into_error()))?;
         file.sync_all().map_err(|e| io_error(&path, "sync to disk", e))?;
         drop(file);
-        if let Err(e) = std::fs::rename(&self.tmp, &self.target) {
-            // The temporary file is still there: Drop must remove it.
-            self.writer = None;
-            let _ = std::fs::remove_file(&self.tmp);
-            return Err(io_error(&path, "rename the temporary file onto it", e));
-        }
+        // On an error here and above, Drop removes the temporary file.
+        std::fs::rename(&self.tmp, &self.target)
+            .map_err(|e| io_error(&path, "rename the temporary file onto it", e))?;
         // Make the rename itself durable where the platform allows it.
         if let Some(dir) = self.target.parent().filter(|d| !d.as_os_str().is_empty())
             && let Ok(d) = File::open(dir)
