@@ -182,9 +182,9 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn setup_params(c: Builtin, setup_seed: u64, hidden: bool) -> Result<Parameters, kiln_groth16::Groth16Error> {
+fn setup_params(c: Builtin, setup_seed: u64, hidden: bool) -> Result<Parameters, CliError> {
     let bar = Bar::new(hidden);
-    random_setup(c, &mut ChaCha20Rng::seed_from_u64(setup_seed), &bar)
+    Ok(random_setup(c, &mut ChaCha20Rng::seed_from_u64(setup_seed), &bar)?)
 }
 
 /// `kiln setup`.

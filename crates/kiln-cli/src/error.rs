@@ -43,9 +43,10 @@ pub enum CliError {
         /// The path given.
         path: PathBuf,
     },
-    /// Proving failed.
+    /// Setup or proving failed (boxed: the prover's error is large, and every command
+    /// returns this type).
     #[error(transparent)]
-    Prove(#[from] Groth16Error),
+    Prove(Box<Groth16Error>),
     /// Verification could not run (not: a proof did not verify).
     #[error(transparent)]
     Verify(#[from] VerifyError),
@@ -66,9 +67,9 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
-    /// The CUDA driver failed.
+    /// The CUDA driver failed (boxed, as `Prove`).
     #[error(transparent)]
-    Cuda(#[from] CudaError),
+    Cuda(Box<CudaError>),
     /// `--backend gpu` and the GPU cannot prove.
     #[error("--backend gpu: no usable GPU {device}: {reason} (use --backend cpu or auto)")]
     NoGpu {
@@ -80,6 +81,18 @@ pub enum CliError {
     /// An environment variable has a value kiln cannot use (the message names it).
     #[error("{0}")]
     Environment(String),
+}
+
+impl From<Groth16Error> for CliError {
+    fn from(e: Groth16Error) -> Self {
+        CliError::Prove(Box::new(e))
+    }
+}
+
+impl From<CudaError> for CliError {
+    fn from(e: CudaError) -> Self {
+        CliError::Cuda(Box::new(e))
+    }
 }
 
 impl CliError {
