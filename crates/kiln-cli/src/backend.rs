@@ -4,6 +4,8 @@ use std::sync::Arc;
 
 use kiln_groth16::{CpuProver, GpuOptions, GpuProver, Parameters, Prover};
 
+use crate::error::CliError;
+
 /// Which prover to use.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -35,11 +37,7 @@ pub struct BackendArgs {
 
 impl BackendArgs {
     /// Builds the prover over `params`. `quiet` silences the note saying which backend runs.
-    pub fn prover(
-        &self,
-        params: Arc<Parameters>,
-        quiet: bool,
-    ) -> Result<Box<dyn Prover + Send>, Box<dyn std::error::Error>> {
+    pub fn prover(&self, params: Arc<Parameters>, quiet: bool) -> Result<Box<dyn Prover + Send>, CliError> {
         let usable = || -> Result<(), String> {
             let d = kiln_cuda::Device::open(self.device).map_err(|e| e.to_string())?;
             let info = d.info().map_err(|e| e.to_string())?;
@@ -57,7 +55,7 @@ impl BackendArgs {
         let gpu = match self.backend {
             Backend::Cpu => false,
             Backend::Gpu => {
-                usable().map_err(|e| format!("--backend gpu: no usable GPU {}: {e}", self.device))?;
+                usable().map_err(|reason| CliError::NoGpu { device: self.device, reason })?;
                 true
             }
             Backend::Auto => match usable() {
@@ -73,7 +71,7 @@ impl BackendArgs {
         if !gpu {
             return Ok(Box::new(CpuProver::new(params)));
         }
-        let mut options = GpuOptions::from_env()?;
+        let mut options = GpuOptions::from_env().map_err(CliError::Environment)?;
         options.device = self.device;
         options.workers = self.workers as usize;
         if self.vram_budget.is_some() {

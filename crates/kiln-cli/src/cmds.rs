@@ -5,19 +5,35 @@ use std::time::{Duration, Instant};
 
 use ff::Field;
 use indicatif::{ProgressBar, ProgressStyle};
+use kiln_groth16::atomic::{AtomicFile, write_atomic};
 use kiln_groth16::circuits::{Builtin, Kind};
 use kiln_groth16::{
-    Check, Parameters, PreparedVerifyingKey, Progress, Proof, ProveOptions, Scalar, Timings, create_proofs,
-    create_proofs_recorded, random_setup, verify_proofs_batch,
+    Check, Parameters, PreparedVerifyingKey, Progress, Proof, ProofError, ProofReader, ProveOptions, Scalar, Timings,
+    create_proofs, create_proofs_recorded, random_setup, verify_proofs_batch,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
+use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use crate::backend::BackendArgs;
+use crate::error::CliError;
 
-/// Any error of these commands, as a message for the user.
-pub type CmdResult = Result<(), Box<dyn std::error::Error>>;
+/// The result of a command.
+pub type CmdResult = Result<(), CliError>;
+
+/// Most proofs one `prove` or `verify` run takes (`--count`). Memory does not grow with it
+/// (proofs are made and checked in batches); it catches a mistyped count before hours of work.
+pub const MAX_COUNT: u64 = 1 << 20;
+
+/// Most repeats of `bench`.
+pub const MAX_REPEAT: u64 = 1000;
+
+/// Circuits proved at once by `prove`: memory grows with the batch, never with `--count`.
+const PROVE_BATCH: u64 = 8;
+
+/// Proofs read and batch-verified at once by `verify`.
+const VERIFY_BATCH: usize = 1024;
 
 /// Which circuit, at which size.
 #[derive(clap::Args, Clone, Debug)]
@@ -37,6 +53,12 @@ impl CircuitArgs {
     fn circuit(&self) -> Builtin {
         Builtin::new(self.circuit, 1 << self.log_size, self.seed)
     }
+
+    /// Circuit `i` of a batch: seed + i. Seeds are labels, so they wrap around rather than
+    /// overflow (`prove` and `verify` agree on the wrapped value).
+    fn circuit_at(&self, i: u64) -> Builtin {
+        Builtin { seed: self.seed.wrapping_add(i), ..self.circuit() }
+    }
 }
 
 /// Options of `kiln setup`.
@@ -52,7 +74,7 @@ pub struct SetupArgs {
     setup_seed: u64,
     /// Print JSON.
     #[arg(long)]
-    json: bool,
+    pub json: bool,
 }
 
 /// Options of `kiln prove`.
@@ -66,8 +88,9 @@ pub struct ProveArgs {
     /// Where to write the proof(s): 192 bytes each, bellperson's format.
     #[arg(long)]
     out: PathBuf,
-    /// Number of circuits in the batch (seeds seed, seed+1, ...).
-    #[arg(long, default_value_t = 1)]
+    /// Number of proofs (seeds seed, seed+1, ...), 1 to 1048576; made in batches, so memory
+    /// does not grow with it.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=MAX_COUNT))]
     count: u64,
     /// Check that the witness satisfies every constraint before proving.
     #[arg(long)]
@@ -76,7 +99,7 @@ pub struct ProveArgs {
     backend: BackendArgs,
     /// Print JSON.
     #[arg(long)]
-    json: bool,
+    pub json: bool,
 }
 
 /// Options of `kiln verify`.
@@ -87,12 +110,16 @@ pub struct VerifyArgs {
     /// Parameter file (its verifying key is used).
     #[arg(long)]
     params: PathBuf,
-    /// Proof file (one or more 192-byte proofs; proof i is for seed + i).
+    /// Proof file (192-byte proofs; proof i is for seed + i).
     #[arg(long)]
     proof: PathBuf,
+    /// Number of proofs in the proof file (as given to `prove --count`); a file holding
+    /// more or fewer is an error. At most count × 192 + 1 bytes of it are read.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=MAX_COUNT))]
+    count: u64,
     /// Print JSON.
     #[arg(long)]
-    json: bool,
+    pub json: bool,
 }
 
 /// Options of `kiln bench` and `kiln demo`.
@@ -100,8 +127,8 @@ pub struct VerifyArgs {
 pub struct BenchArgs {
     #[command(flatten)]
     circuit: CircuitArgs,
-    /// Proofs to time (the median is reported).
-    #[arg(long, default_value_t = 3)]
+    /// Proofs to time (the median is reported), 1 to 1000.
+    #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_REPEAT))]
     repeat: usize,
     #[command(flatten)]
     backend: BackendArgs,
@@ -110,7 +137,7 @@ pub struct BenchArgs {
     no_verify: bool,
     /// Print JSON.
     #[arg(long)]
-    json: bool,
+    pub json: bool,
 }
 
 /// Progress bars on stderr (hidden when stderr is not a terminal or with --json).
@@ -155,78 +182,144 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn setup_params(c: Builtin, setup_seed: u64, hidden: bool) -> Result<Parameters, kiln_groth16::Groth16Error> {
+fn setup_params(c: Builtin, setup_seed: u64, hidden: bool) -> Result<Parameters, CliError> {
     let bar = Bar::new(hidden);
-    random_setup(c, &mut ChaCha20Rng::seed_from_u64(setup_seed), &bar)
+    Ok(random_setup(c, &mut ChaCha20Rng::seed_from_u64(setup_seed), &bar)?)
 }
 
 /// `kiln setup`.
 pub fn setup(args: &SetupArgs) -> CmdResult {
     let c = args.circuit.circuit();
+    // A bad output path is reported before the setup's work, not after.
+    check_output(&args.out, &[])?;
     let start = Instant::now();
     let params = setup_params(c, args.setup_seed, args.json)?;
     params.write_file(&args.out)?;
     let t = start.elapsed();
     if args.json {
-        println!(
-            r#"{{"circuit":"{}","log_size":{},"params":"{}","bytes":{},"setup_ms":{:.1}}}"#,
-            c.kind,
-            args.circuit.log_size,
-            args.out.display(),
-            params.file_size(),
-            ms(t)
-        );
+        let out = json!({
+            "circuit": c.kind.to_string(),
+            "log_size": args.circuit.log_size,
+            "params": args.out.display().to_string(),
+            "bytes": params.file_size(),
+            "setup_ms": ms(t),
+        });
+        println!("{out}");
     } else {
         println!("wrote {} ({} bytes) in {:.2} s", args.out.display(), params.file_size(), t.as_secs_f64());
     }
     Ok(())
 }
 
-/// `kiln prove`.
+/// Fails now if `out` could not be written later (refused kind of file, one of `inputs`,
+/// a folder that does not exist or cannot be written); creates and removes a temporary file.
+fn check_output(out: &Path, inputs: &[&Path]) -> Result<(), CliError> {
+    drop(AtomicFile::create(out, inputs)?);
+    Ok(())
+}
+
+/// `kiln prove`: proofs in batches of [`PROVE_BATCH`], each verified by the prover before it
+/// is returned, streamed into the output file, which appears (atomically) only when all are
+/// made.
 pub fn prove(args: &ProveArgs) -> CmdResult {
+    // The output is checked (not a device, not the parameters) before minutes of proving.
+    let mut out = AtomicFile::create(&args.out, &[&args.params])?;
     let params = Parameters::read(&args.params, Check::Full)?;
-    let circuits: Vec<Builtin> =
-        (0..args.count).map(|i| Builtin { seed: args.circuit.seed + i, ..args.circuit.circuit() }).collect();
     let backend = args.backend.prover(params.into(), args.json)?;
-    let (proofs, timings) = create_proofs(
-        backend.as_ref(),
-        circuits,
-        &mut rand::rngs::OsRng,
-        ProveOptions { check_satisfied: args.check, verify: true },
-    )?;
-    kiln_groth16::atomic::write_atomic(&args.out, |w| proofs.iter().try_for_each(|p| w.write_all(&p.to_bytes())))?;
+    let mut rng = rand::rngs::OsRng;
+    let mut total: Option<Timings> = None;
+    let mut done = 0;
+    while done < args.count {
+        let n = (args.count - done).min(PROVE_BATCH);
+        let circuits: Vec<Builtin> = (done..done + n).map(|i| args.circuit.circuit_at(i)).collect();
+        let (proofs, timings) = create_proofs(
+            backend.as_ref(),
+            circuits,
+            &mut rng,
+            ProveOptions { check_satisfied: args.check, verify: true },
+        )?;
+        for p in &proofs {
+            out.write_bytes(&p.to_bytes())?;
+        }
+        total = Some(match total {
+            Some(t) => add_timings(&t, &timings),
+            None => timings,
+        });
+        done += n;
+    }
+    out.commit()?;
+    let total = total.expect("--count is at least 1");
     if args.json {
-        println!(
-            r#"{{"proofs":{},"out":"{}","backend":"{}","timings_ms":{}}}"#,
-            proofs.len(),
-            args.out.display(),
-            backend.name(),
-            timings_json(&timings)
-        );
+        let out = json!({
+            "proofs": args.count,
+            "out": args.out.display().to_string(),
+            "backend": backend.name(),
+            "timings_ms": timings_json(&total),
+        });
+        println!("{out}");
     } else {
-        println!("wrote {} proof(s) to {} ({} backend)", proofs.len(), args.out.display(), backend.name());
-        print_timings(&timings);
+        println!("wrote {} proof(s) to {} ({} backend)", args.count, args.out.display(), backend.name());
+        print_timings(&total);
     }
     Ok(())
 }
 
-/// `kiln verify`. Exits with an error when a proof does not verify.
+/// Phase times of two runs added.
+fn add_timings(a: &Timings, b: &Timings) -> Timings {
+    Timings {
+        synthesis: a.synthesis + b.synthesis,
+        prepare: a.prepare + b.prepare,
+        h_poly: a.h_poly + b.h_poly,
+        msm_h_l: a.msm_h_l + b.msm_h_l,
+        msm_a_b_g1: a.msm_a_b_g1 + b.msm_a_b_g1,
+        msm_b_g2: a.msm_b_g2 + b.msm_b_g2,
+        epilogue: a.epilogue + b.epilogue,
+        verify: a.verify + b.verify,
+        on_gpu: a.on_gpu || b.on_gpu,
+    }
+}
+
+/// `kiln verify`: reads exactly `--count` proofs (at most that many bytes plus one, so a
+/// stream like `/dev/zero` costs nothing), verifies them in batches. Exits with an error when
+/// a proof does not verify.
 pub fn verify(args: &VerifyArgs) -> CmdResult {
     let params = Parameters::read(&args.params, Check::Full)?;
-    let bytes = std::fs::read(&args.proof).map_err(|e| format!("{}: {e}", args.proof.display()))?;
-    let count = bytes.len() / kiln_groth16::PROOF_BYTES;
-    let proofs = Proof::read_many(&bytes, count.max(1))?;
-    let inputs: Vec<_> = (0..proofs.len() as u64)
-        .map(|i| Builtin { seed: args.circuit.seed + i, ..args.circuit.circuit() }.public_inputs())
-        .collect();
     let pvk = PreparedVerifyingKey::new(&params.vk);
-    let ok = verify_proofs_batch(&pvk, &proofs, &inputs, &mut rand::rngs::OsRng)?;
-    if args.json {
-        println!(r#"{{"proofs":{},"verified":{ok}}}"#, proofs.len());
-    } else {
-        println!("{} proof(s): {}", proofs.len(), if ok { "verified" } else { "INVALID" });
+    let path = &args.proof;
+    let io = |op| move |source| CliError::ProofIo { path: path.clone(), op, source };
+    // A directory opens fine on Unix and fails only at the first read, with a vaguer message.
+    if std::fs::metadata(path).map_err(io("stat"))?.is_dir() {
+        return Err(CliError::ProofIsDirectory { path: path.clone() });
     }
-    if ok { Ok(()) } else { Err("proof verification failed".into()) }
+    let file = std::fs::File::open(path).map_err(io("open"))?;
+    let count = usize::try_from(args.count).expect("--count is at most MAX_COUNT");
+    let mut reader = ProofReader::new(std::io::BufReader::new(file), count);
+    let mut all_ok = true;
+    let mut done = 0u64;
+    loop {
+        let proofs = reader.next_chunk(VERIFY_BATCH).map_err(|source| {
+            let hint = match source {
+                ProofError::Length { .. } | ProofError::TooLong { .. } => {
+                    " (pass --count with the number of proofs the file holds, as given to `kiln prove --count`)"
+                }
+                _ => "",
+            };
+            CliError::ProofFile { path: path.clone(), source, hint }
+        })?;
+        if proofs.is_empty() {
+            break;
+        }
+        let inputs: Vec<_> =
+            (done..done + proofs.len() as u64).map(|i| args.circuit.circuit_at(i).public_inputs()).collect();
+        all_ok &= verify_proofs_batch(&pvk, &proofs, &inputs, &mut rand::rngs::OsRng)?;
+        done += proofs.len() as u64;
+    }
+    if args.json {
+        println!("{}", json!({ "proofs": done, "verified": all_ok }));
+    } else {
+        println!("{done} proof(s): {}", if all_ok { "verified" } else { "INVALID" });
+    }
+    if all_ok { Ok(()) } else { Err(CliError::NotVerified { what: format!("the proofs in {}", path.display()) }) }
 }
 
 /// Where cached demo parameters live: $KILN_CACHE, else ~/.cache/kiln, else ./.kiln-cache.
@@ -253,13 +346,13 @@ fn file_digest(path: &Path) -> std::io::Result<(u64, String)> {
 
 /// Cached parameters for `c`: loaded when the file matches its recorded size and SHA-256,
 /// otherwise (missing or corrupt) made again and recorded. Returns (params, was_cached, setup time).
-fn cached_params(
-    c: Builtin,
-    log_size: u32,
-    hidden: bool,
-) -> Result<(Parameters, bool, Duration), Box<dyn std::error::Error>> {
+fn cached_params(c: Builtin, log_size: u32, hidden: bool) -> Result<(Parameters, bool, Duration), CliError> {
     let dir = cache_dir();
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cache dir {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|source| CliError::Cache {
+        path: dir.clone(),
+        op: "create folder",
+        source,
+    })?;
     let path = dir.join(format!("{}-2^{log_size}.params", c.kind));
     let sum_path = dir.join(format!("{}-2^{log_size}.params.sha256", c.kind));
     let start = Instant::now();
@@ -276,8 +369,9 @@ fn cached_params(
     // A fixed setup seed: the cache holds the same parameters whoever made them.
     let params = setup_params(Builtin { seed: 0, ..c }, 0x6b696c6e, hidden)?;
     params.write_file(&path)?;
-    let (len, digest) = file_digest(&path)?;
-    kiln_groth16::atomic::write_atomic(&sum_path, |w| writeln!(w, "{digest} {len}"))?;
+    let (len, digest) =
+        file_digest(&path).map_err(|source| CliError::Cache { path: path.clone(), op: "read back", source })?;
+    write_atomic(&sum_path, &[], |w| writeln!(w, "{digest} {len}"))?;
     Ok((params, false, start.elapsed()))
 }
 
@@ -293,7 +387,7 @@ struct RunReport {
     backend: String,
 }
 
-fn run_bench(args: &BenchArgs) -> Result<RunReport, Box<dyn std::error::Error>> {
+fn run_bench(args: &BenchArgs) -> Result<RunReport, CliError> {
     let c = args.circuit.circuit();
     let (params, cached, params_time) = cached_params(c, args.circuit.log_size, args.json)?;
     let params = std::sync::Arc::new(params);
@@ -306,7 +400,7 @@ fn run_bench(args: &BenchArgs) -> Result<RunReport, Box<dyn std::error::Error>> 
     // The circuit's constraint matrices are recorded once, like the parameters: per proof,
     // synthesis is then witness generation and sparse products.
     let shape = kiln_groth16::Shape::record(c)?;
-    for _ in 0..args.repeat.max(1) {
+    for _ in 0..args.repeat {
         let start = Instant::now();
         let r_s = [(Scalar::random(&mut rng), Scalar::random(&mut rng))];
         let (p, t) = create_proofs_recorded(backend.as_ref(), Some(&shape), vec![c], &r_s, options)?;
@@ -314,7 +408,7 @@ fn run_bench(args: &BenchArgs) -> Result<RunReport, Box<dyn std::error::Error>> 
         timings.push(t);
         proof = Some(p[0]);
     }
-    let proof = proof.expect("at least one repeat");
+    let proof = proof.expect("--repeat is at least 1");
     let start = Instant::now();
     let pvk = PreparedVerifyingKey::new(&params.vk);
     let verified = kiln_groth16::verify_proof(&pvk, &proof, &c.public_inputs())?;
@@ -350,9 +444,11 @@ fn median_timings(all: &[Timings]) -> Timings {
     }
 }
 
-fn timings_json(t: &Timings) -> String {
-    let fields: Vec<String> = t.phases().iter().map(|(n, _, d)| format!(r#""{n}":{:.3}"#, ms(*d))).collect();
-    format!(r#"{{{},"total":{:.3}}}"#, fields.join(","), ms(t.total()))
+fn timings_json(t: &Timings) -> serde_json::Value {
+    let mut phases: serde_json::Map<String, serde_json::Value> =
+        t.phases().iter().map(|(n, _, d)| (n.to_string(), json!(ms(*d)))).collect();
+    phases.insert("total".into(), json!(ms(t.total())));
+    phases.into()
 }
 
 fn print_timings(t: &Timings) {
@@ -383,22 +479,22 @@ fn report(args: &BenchArgs, r: &RunReport, demo: bool) -> CmdResult {
     let wall = walls[walls.len() / 2];
     let c = &args.circuit;
     if args.json {
-        println!(
-            r#"{{"circuit":"{}","log_size":{},"backend":"{}","params_cached":{},"params_ms":{:.1},"repeats":{},"prove_ms":{},"wall_ms":{:.3},"wall_min_ms":{:.3},"wall_max_ms":{:.3},"verify_ms":{:.3},"verified":{},"proof":"{}"}}"#,
-            c.circuit,
-            c.log_size,
-            r.backend,
-            r.cached,
-            r.params_ms,
-            r.timings.len(),
-            timings_json(&t),
-            ms(wall),
-            ms(walls[0]),
-            ms(walls[walls.len() - 1]),
-            ms(r.verify),
-            r.verified,
-            hex(&r.proof.to_bytes())
-        );
+        let out = json!({
+            "circuit": c.circuit.to_string(),
+            "log_size": c.log_size,
+            "backend": r.backend,
+            "params_cached": r.cached,
+            "params_ms": r.params_ms,
+            "repeats": r.timings.len(),
+            "prove_ms": timings_json(&t),
+            "wall_ms": ms(wall),
+            "wall_min_ms": ms(walls[0]),
+            "wall_max_ms": ms(walls[walls.len() - 1]),
+            "verify_ms": ms(r.verify),
+            "verified": r.verified,
+            "proof": hex(&r.proof.to_bytes()),
+        });
+        println!("{out}");
     } else {
         println!("circuit   {} with 2^{} constraints, backend {}", c.circuit, c.log_size, r.backend);
         println!(
@@ -420,5 +516,5 @@ fn report(args: &BenchArgs, r: &RunReport, demo: bool) -> CmdResult {
         );
         println!("verify    {:.1} ms: {}", ms(r.verify), if r.verified { "VERIFIED" } else { "FAILED" });
     }
-    if r.verified { Ok(()) } else { Err("the proof did not verify".into()) }
+    if r.verified { Ok(()) } else { Err(CliError::NotVerified { what: "the proof just made".into() }) }
 }

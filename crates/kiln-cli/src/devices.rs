@@ -1,13 +1,14 @@
 //! `kiln devices`: what GPUs there are and whether this build's kernels run on them.
 
 use kiln_cuda::{CudaError, DeviceInfo};
+use serde_json::json;
 
 /// Options of `kiln devices`.
 #[derive(clap::Args)]
 pub struct Args {
     /// Print JSON instead of a table.
     #[arg(long)]
-    json: bool,
+    pub json: bool,
 }
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -17,9 +18,12 @@ const GIB: f64 = (1u64 << 30) as f64;
 pub fn run(args: &Args) -> Result<(), CudaError> {
     let found = kiln_cuda::devices();
     if args.json {
-        println!("{}", to_json(&found));
         return match found {
-            Ok(_) | Err(CudaError::NoDriver | CudaError::NoDevice { .. }) => Ok(()),
+            Ok(_) | Err(CudaError::NoDriver | CudaError::NoDevice { .. }) => {
+                println!("{}", to_json(&found));
+                Ok(())
+            }
+            // Printed by main as the one `{"error", "kind"}` object of a failed command.
             Err(e) => Err(e),
         };
     }
@@ -67,30 +71,25 @@ fn kernel_note(d: &DeviceInfo) -> String {
     }
 }
 
-fn to_json(found: &Result<Vec<DeviceInfo>, CudaError>) -> String {
-    let escape = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
+fn to_json(found: &Result<Vec<DeviceInfo>, CudaError>) -> serde_json::Value {
     match found {
         Ok(list) => {
-            let items: Vec<String> = list
+            let devices: Vec<serde_json::Value> = list
                 .iter()
                 .map(|d| {
-                    format!(
-                        r#"{{"ordinal":{},"name":"{}","compute_capability":"{}.{}","sm_count":{},"free_bytes":{},"total_bytes":{},"kernels_supported":{}}}"#,
-                        d.ordinal,
-                        escape(&d.name),
-                        d.major,
-                        d.minor,
-                        d.sm_count,
-                        d.free_bytes,
-                        d.total_bytes,
-                        d.kernels_supported
-                    )
+                    json!({
+                        "ordinal": d.ordinal,
+                        "name": d.name,
+                        "compute_capability": format!("{}.{}", d.major, d.minor),
+                        "sm_count": d.sm_count,
+                        "free_bytes": d.free_bytes,
+                        "total_bytes": d.total_bytes,
+                        "kernels_supported": d.kernels_supported,
+                    })
                 })
                 .collect();
-            format!(r#"{{"kernels_built":{},"devices":[{}]}}"#, kiln_kernels::BUILT, items.join(","))
+            json!({ "kernels_built": kiln_kernels::BUILT, "devices": devices })
         }
-        Err(e) => {
-            format!(r#"{{"kernels_built":{},"devices":[],"error":"{}"}}"#, kiln_kernels::BUILT, escape(&e.to_string()))
-        }
+        Err(e) => json!({ "kernels_built": kiln_kernels::BUILT, "devices": [], "error": e.to_string() }),
     }
 }

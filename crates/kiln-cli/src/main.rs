@@ -3,8 +3,13 @@
 mod backend;
 mod cmds;
 mod devices;
+mod error;
+
+use std::io::IsTerminal;
 
 use clap::{Parser, Subcommand};
+
+use crate::error::CliError;
 
 /// kiln: Groth16 over BLS12-381 on NVIDIA GPUs, with a CPU path that works everywhere.
 #[derive(Parser)]
@@ -30,17 +35,40 @@ enum Command {
     Demo(cmds::BenchArgs),
 }
 
+impl Command {
+    /// Whether `--json` was given: errors are then JSON as well.
+    fn json(&self) -> bool {
+        match self {
+            Command::Devices(a) => a.json,
+            Command::Setup(a) => a.json,
+            Command::Prove(a) => a.json,
+            Command::Verify(a) => a.json,
+            Command::Bench(a) | Command::Demo(a) => a.json,
+        }
+    }
+}
+
+/// Exit status of a command-line usage error (clap's).
+const USAGE_EXIT: u8 = 2;
+
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
-    // Logs go to stderr, filtered by RUST_LOG (default: warnings only).
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
+    // Logs go to stderr, filtered by RUST_LOG (default: warnings only); colour only for a
+    // terminal, and never with NO_COLOR set (https://no-color.org).
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(colour)
         .init();
-    let result: cmds::CmdResult = match cli.command {
+    let json = cli.command.json();
+    let result: Result<(), CliError> = match cli.command {
         Command::Devices(args) => devices::run(&args).map_err(Into::into),
         Command::Setup(args) => cmds::setup(&args),
         Command::Prove(args) => cmds::prove(&args),
@@ -51,8 +79,28 @@ fn main() -> std::process::ExitCode {
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            // With --json the error goes where the result would have gone: one JSON object
+            // on stdout, so that a caller parses one stream whatever happened.
+            if json {
+                println!("{}", e.to_json());
+            } else {
+                eprintln!("error: {e}");
+            }
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// A clap error: help and version print as usual; a usage error is JSON when `--json` is
+/// among the arguments (the command line did not parse, so that is all there is to go by).
+fn usage_error(e: clap::Error) -> std::process::ExitCode {
+    use clap::error::ErrorKind;
+    let is_usage = !matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion);
+    if is_usage && std::env::args_os().skip(1).any(|a| a == "--json") {
+        let message = e.render().to_string();
+        let message = message.trim().trim_start_matches("error: ");
+        println!("{}", error::error_json(message, "usage"));
+        return std::process::ExitCode::from(USAGE_EXIT);
+    }
+    e.exit()
 }

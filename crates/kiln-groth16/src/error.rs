@@ -12,6 +12,15 @@ pub enum PointFault {
     NotInSubgroup,
     /// The point at infinity, which never appears in valid Groth16 parameters or proofs.
     Infinity,
+    /// An uncompressed point (parameter files) with the compression flag (0x80 on its first
+    /// byte) set. blst would decode its first half as a compressed point and ignore the rest,
+    /// so the file would not say what it is read as: malformed, as for blst's `from_uncompressed`.
+    CompressionFlag,
+    /// An uncompressed point with the sort flag (0x20 on its first byte) set; the flag means
+    /// something only in the compressed form, and blst would silently drop it.
+    SortFlag,
+    /// A compressed point (proofs) without the compression flag (0x80 on its first byte).
+    NotCompressed,
 }
 
 impl std::fmt::Display for PointFault {
@@ -20,21 +29,39 @@ impl std::fmt::Display for PointFault {
             PointFault::NotOnCurve => "not a valid point on the curve",
             PointFault::NotInSubgroup => "not in the prime-order subgroup",
             PointFault::Infinity => "the point at infinity",
+            PointFault::CompressionFlag => "uncompressed point with the compression flag (0x80) set on its first byte",
+            PointFault::SortFlag => "uncompressed point with the sort flag (0x20) set on its first byte",
+            PointFault::NotCompressed => "compressed point without the compression flag (0x80) on its first byte",
         })
     }
 }
 
-/// Errors of the parameter file reader and writer.
+/// Errors of the parameter file reader.
 #[derive(Debug, thiserror::Error)]
 pub enum ParamsError {
-    /// Opening, mapping, reading or writing the file failed.
-    #[error("parameters file {path}: {source}")]
+    /// Inspecting, opening or mapping the file failed.
+    #[error("parameters file {path}: {op} failed: {source}")]
     Io {
         /// The file.
         path: PathBuf,
+        /// What was being done (`stat`, `open`, `map`).
+        op: &'static str,
         /// The OS error.
         #[source]
         source: std::io::Error,
+    },
+    /// The path is not a regular file (a directory, a FIFO, a pipe, a device). Parameter
+    /// files are mapped into memory and their size must be known; a stream is refused before
+    /// it is opened, so that a FIFO without a writer cannot block the reader.
+    #[error(
+        "parameters file {path} is {what}, not a regular file (kiln maps parameter files into memory: pass the \
+         file itself, or save the stream to a file first)"
+    )]
+    NotRegular {
+        /// The path given.
+        path: PathBuf,
+        /// What it is instead (`a directory`, `a FIFO or pipe`, ...).
+        what: &'static str,
     },
     /// The file ends inside a fixed-size field (a point or a length).
     #[error(
@@ -95,6 +122,20 @@ pub enum ParamsError {
 /// Errors of proof decoding.
 #[derive(Debug, thiserror::Error)]
 pub enum ProofError {
+    /// Reading proof bytes from a stream failed.
+    #[error("reading proof bytes failed: {0}")]
+    Io(#[source] std::io::Error),
+    /// A stream holds more bytes than the expected proofs need.
+    #[error(
+        "more than the {expected} bytes that {count} proof(s) need (a longer file holds more proofs than expected, \
+         or is not a proof file)"
+    )]
+    TooLong {
+        /// Proofs expected.
+        count: usize,
+        /// Bytes they need.
+        expected: usize,
+    },
     /// Proof bytes must be exactly 192 per proof (G1 48 + G2 96 + G1 48, compressed).
     #[error("proof bytes: expected {expected} bytes, got {got}")]
     Length {
@@ -112,6 +153,43 @@ pub enum ProofError {
         element: &'static str,
         /// What is wrong with it.
         fault: PointFault,
+    },
+}
+
+/// Errors of writing an output file (proofs, parameters) with [`crate::atomic`].
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// A file system operation failed.
+    #[error("output {path}: {op} failed: {source}")]
+    Io {
+        /// The path the operation was on (the output, its folder or its temporary file).
+        path: PathBuf,
+        /// What was being done (`stat`, `create temporary file`, `write`, `sync`, `rename`, ...).
+        op: &'static str,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The output exists and is not a regular file (or a symlink to one). Replacing it would
+    /// turn a device node, a FIFO or a directory into a regular file.
+    #[error("output {path} is {what}: kiln writes only to a regular file or a new path (choose another output path)")]
+    NotRegular {
+        /// The output path.
+        path: PathBuf,
+        /// What it is (`a directory`, `a character device`, `a symlink to a directory`, ...).
+        what: String,
+    },
+    /// The output is one of the inputs (the same file, also through a hard or symbolic link):
+    /// writing would destroy the input.
+    #[error(
+        "output {path} is the same file as the input {input}: writing it would destroy the input (choose another \
+         output path)"
+    )]
+    SameAsInput {
+        /// The output path.
+        path: PathBuf,
+        /// The input it is the same file as.
+        input: PathBuf,
     },
 }
 

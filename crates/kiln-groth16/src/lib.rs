@@ -27,10 +27,10 @@ pub mod setup;
 pub mod synth;
 pub mod verifier;
 
-pub use error::{Groth16Error, ParamsError, PointFault, ProofError, VerifyError};
+pub use error::{Groth16Error, ParamsError, PointFault, ProofError, VerifyError, WriteError};
 pub use params::{Check, Parameters, VerifyingKey};
 pub use progress::{NoProgress, Progress};
-pub use proof::{PROOF_BYTES, Proof};
+pub use proof::{PROOF_BYTES, Proof, ProofReader};
 pub use prover::{
     CpuProver, ProveOptions, Prover, Sums, Timings, create_proof, create_proofs, create_proofs_recorded,
     create_proofs_with, prove_assignments,

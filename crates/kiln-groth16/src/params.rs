@@ -18,7 +18,7 @@ use blstrs::{G1Affine, G2Affine};
 use group::prime::PrimeCurveAffine;
 use rayon::prelude::*;
 
-use crate::error::{ParamsError, PointFault};
+use crate::error::{ParamsError, PointFault, WriteError};
 
 /// Bytes of an uncompressed G1 point.
 pub const G1_BYTES: usize = 96;
@@ -79,10 +79,31 @@ trait FilePoint: Sized + Send + PrimeCurveAffine {
     fn encode(&self) -> Vec<u8>;
 }
 
+/// Rejects the flag bits that have no meaning in an uncompressed encoding. In the zcash
+/// serialization format (bellperson's) the compression flag 0x80 and the sort flag 0x20 belong
+/// to the compressed form only; an uncompressed encoding with either set is malformed (the
+/// zkcrypto `bls12_381` crate's `from_uncompressed` refuses it too). blst's `*_deserialize`
+/// (behind blstrs' `from_uncompressed*`) is laxer: it reads a first byte with 0x80 as a
+/// compressed point, ignoring the other half of the bytes, and clears 0x20 silently. Either
+/// way the point read is not the one the bytes spell out, and a proof made from it does not
+/// verify, so the flags are refused here in every [`Check`] mode. The infinity flag (0x40) is
+/// left to blst: with any other bit set it is a bad encoding, alone it is the point at
+/// infinity, rejected by the callers.
+fn uncompressed_flags(first: u8) -> Result<(), PointFault> {
+    if first & 0x80 != 0 {
+        Err(PointFault::CompressionFlag)
+    } else if first & 0x20 != 0 {
+        Err(PointFault::SortFlag)
+    } else {
+        Ok(())
+    }
+}
+
 impl FilePoint for G1Affine {
     const BYTES: usize = G1_BYTES;
     fn decode(bytes: &[u8], check: Check) -> Result<Self, PointFault> {
         let arr: &[u8; G1_BYTES] = bytes.try_into().map_err(|_| PointFault::NotOnCurve)?;
+        uncompressed_flags(arr[0])?;
         // blst's deserialisation already rejects points off the curve.
         let p = Option::<G1Affine>::from(G1Affine::from_uncompressed_unchecked(arr)).ok_or(PointFault::NotOnCurve)?;
         if bool::from(p.is_identity()) {
@@ -105,6 +126,7 @@ impl FilePoint for G2Affine {
     const BYTES: usize = G2_BYTES;
     fn decode(bytes: &[u8], check: Check) -> Result<Self, PointFault> {
         let arr: &[u8; G2_BYTES] = bytes.try_into().map_err(|_| PointFault::NotOnCurve)?;
+        uncompressed_flags(arr[0])?;
         let p = Option::<G2Affine>::from(G2Affine::from_uncompressed_unchecked(arr)).ok_or(PointFault::NotOnCurve)?;
         if bool::from(p.is_identity()) {
             return Err(PointFault::Infinity);
@@ -254,17 +276,30 @@ impl Parameters {
 
     /// Reads a parameter file through a memory map: the points are decoded straight from the
     /// mapping (no intermediate copy of the file).
+    ///
+    /// Only regular files (or symlinks to them) are read: a directory, a FIFO, a pipe or a
+    /// device gives [`ParamsError::NotRegular`], decided from the path's metadata before it is
+    /// opened, so that a FIFO without a writer cannot block the call.
     pub fn read(path: &Path, check: Check) -> Result<Self, ParamsError> {
-        let io = |source| ParamsError::Io { path: path.to_path_buf(), source };
-        let file = std::fs::File::open(path).map_err(io)?;
-        let len = file.metadata().map_err(io)?.len();
-        if len == 0 {
+        let io = |op| move |source| ParamsError::Io { path: path.to_path_buf(), op, source };
+        let not_regular = |what| ParamsError::NotRegular { path: path.to_path_buf(), what };
+        let meta = std::fs::metadata(path).map_err(io("stat"))?;
+        if !meta.is_file() {
+            return Err(not_regular(crate::atomic::file_kind(&meta.file_type())));
+        }
+        let file = std::fs::File::open(path).map_err(io("open"))?;
+        // Checked again on what was opened: the path may have been replaced in between.
+        let meta = file.metadata().map_err(io("stat"))?;
+        if !meta.is_file() {
+            return Err(not_regular(crate::atomic::file_kind(&meta.file_type())));
+        }
+        if meta.len() == 0 {
             return Self::from_bytes(&[], check);
         }
         // SAFETY: the mapping is read-only and lives only inside this function. A concurrent
         // writer truncating the file could fault the process; kiln writes parameter files by
         // atomic rename, so a file it reads is never modified in place.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io("map"))?;
         Self::from_bytes(&map, check)
     }
 
@@ -278,10 +313,10 @@ impl Parameters {
         write_section(&mut w, &self.b_g2)
     }
 
-    /// Writes the parameters to `path` atomically (temporary file, fsync, rename).
-    pub fn write_file(&self, path: &Path) -> Result<(), ParamsError> {
-        crate::atomic::write_atomic(path, |w| self.write(w))
-            .map_err(|source| ParamsError::Io { path: path.to_path_buf(), source })
+    /// Writes the parameters to `path` atomically (temporary file, fsync, rename); `path` must
+    /// be a new path or a regular file (see [`crate::atomic`]).
+    pub fn write_file(&self, path: &Path) -> Result<(), WriteError> {
+        crate::atomic::write_atomic(path, &[], |w| self.write(w))
     }
 
     /// The encoded parameters.

@@ -1,0 +1,123 @@
+//! The errors of the `kiln` commands: each names the file or argument, and has a stable
+//! `kind` for `--json` output.
+
+use std::path::PathBuf;
+
+use kiln_cuda::CudaError;
+use kiln_groth16::{Groth16Error, ParamsError, ProofError, VerifyError, WriteError};
+
+/// Any error of a `kiln` command.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The parameter file could not be read or is malformed.
+    #[error(transparent)]
+    Params(#[from] ParamsError),
+    /// An output file could not be written (or was refused).
+    #[error(transparent)]
+    Output(#[from] WriteError),
+    /// The proof file could not be opened or read.
+    #[error("proof file {path}: {op} failed: {source}")]
+    ProofIo {
+        /// The file.
+        path: PathBuf,
+        /// What was being done.
+        op: &'static str,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The proof file is malformed, or holds another number of proofs than expected.
+    #[error("proof file {path}: {source}{hint}")]
+    ProofFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        #[source]
+        source: ProofError,
+        /// What to do, where the fix is an argument.
+        hint: &'static str,
+    },
+    /// The proof file is a directory.
+    #[error("proof file {path} is a directory: pass the file of proofs written by `kiln prove --out`")]
+    ProofIsDirectory {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// Setup or proving failed (boxed: the prover's error is large, and every command
+    /// returns this type).
+    #[error(transparent)]
+    Prove(Box<Groth16Error>),
+    /// Verification could not run (not: a proof did not verify).
+    #[error(transparent)]
+    Verify(#[from] VerifyError),
+    /// Proofs were read and checked, and at least one does not verify.
+    #[error("{what} did not verify (proofs and parameters, circuit, --log-size or --seed do not belong together)")]
+    NotVerified {
+        /// Which proofs.
+        what: String,
+    },
+    /// The parameter cache could not be used.
+    #[error("parameter cache {path}: {op} failed: {source}")]
+    Cache {
+        /// The file or folder.
+        path: PathBuf,
+        /// What was being done.
+        op: &'static str,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The CUDA driver failed (boxed, as `Prove`).
+    #[error(transparent)]
+    Cuda(Box<CudaError>),
+    /// `--backend gpu` and the GPU cannot prove.
+    #[error("--backend gpu: no usable GPU {device}: {reason} (use --backend cpu or auto)")]
+    NoGpu {
+        /// The device ordinal asked for.
+        device: usize,
+        /// Why it cannot be used.
+        reason: String,
+    },
+    /// An environment variable has a value kiln cannot use (the message names it).
+    #[error("{0}")]
+    Environment(String),
+}
+
+impl From<Groth16Error> for CliError {
+    fn from(e: Groth16Error) -> Self {
+        CliError::Prove(Box::new(e))
+    }
+}
+
+impl From<CudaError> for CliError {
+    fn from(e: CudaError) -> Self {
+        CliError::Cuda(Box::new(e))
+    }
+}
+
+impl CliError {
+    /// A stable name of the error's class for `--json` output.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CliError::Params(_) => "params",
+            CliError::Output(_) => "output",
+            CliError::ProofIo { .. } | CliError::ProofFile { .. } | CliError::ProofIsDirectory { .. } => "proof_file",
+            CliError::Prove(_) => "prove",
+            CliError::Verify(_) => "verify",
+            CliError::NotVerified { .. } => "not_verified",
+            CliError::Cache { .. } => "cache",
+            CliError::Cuda(_) | CliError::NoGpu { .. } => "device",
+            CliError::Environment(_) => "usage",
+        }
+    }
+
+    /// The `--json` form: `{"error": message, "kind": kind}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        error_json(&self.to_string(), self.kind())
+    }
+}
+
+/// `{"error": message, "kind": kind}`, the one shape of every `--json` error.
+pub fn error_json(message: &str, kind: &str) -> serde_json::Value {
+    serde_json::json!({ "error": message, "kind": kind })
+}
