@@ -42,6 +42,18 @@ pub unsafe trait DeviceLayout: Copy + Sized + 'static {
         unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u64>(), values.len() * Self::WORDS) }
     }
 
+    /// `words` viewed as values, in place (no copy): e.g. pinned upload buffers of `u64`
+    /// words that a host computation writes scalars into.
+    fn from_u64s_mut(words: &mut [u64]) -> Result<&mut [Self], LayoutError> {
+        if words.len() % Self::WORDS != 0 {
+            return Err(LayoutError::Ragged { len: words.len(), ty: Self::KERNEL_TYPE, per: Self::WORDS });
+        }
+        // SAFETY: (trait contract) `Self` is WORDS plain u64s with alignment 8 and no padding,
+        // every bit pattern valid; the pointer is u64-aligned, the length covers the same
+        // bytes, and the exclusive borrow moves to the result.
+        Ok(unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<Self>(), words.len() / Self::WORDS) })
+    }
+
     /// Values from device words (a byte copy, no validation: the device produces reduced
     /// field elements and valid points; a poisoned or garbage buffer gives garbage values,
     /// never undefined behaviour, since every bit pattern is a valid blst struct).

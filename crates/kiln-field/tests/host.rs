@@ -107,6 +107,7 @@ fn ragged_buffers_are_an_error() {
     assert_eq!(err, LayoutError::Ragged { len: 3, ty: "fr_t", per: 4 });
     assert!(err.to_string().contains("n * 4"), "{err}");
     assert!(G2Affine::from_u64s(&[]).unwrap().is_empty());
+    assert!(Scalar::from_u64s_mut(&mut [1, 2, 3]).is_err());
 }
 
 #[test]
@@ -119,6 +120,10 @@ fn round_trip<T: DeviceLayout + PartialEq + std::fmt::Debug>(values: &[T]) {
     let w = T::as_u64s(values);
     assert_eq!(w.len(), values.len() * T::WORDS);
     assert_eq!(T::from_u64s(w).unwrap(), values);
+    // Written through the in-place view, read back as words: the same words.
+    let mut words = vec![0u64; w.len()];
+    T::from_u64s_mut(&mut words).unwrap().copy_from_slice(values);
+    assert_eq!(words, w);
 }
 
 proptest! {

@@ -11,8 +11,8 @@ use kiln_cuda::testing::{gpu_or_skip, small_sizes};
 use kiln_groth16::circuits::{Builtin, Kind};
 use kiln_groth16::prover::conformance::check_prover;
 use kiln_groth16::{
-    CpuProver, GpuOptions, GpuProver, NoProgress, Parameters, Proof, ProveOptions, SrsMode, create_proofs_with,
-    random_setup,
+    CpuProver, GpuOptions, GpuProver, NoProgress, Parameters, Proof, ProveOptions, Shape, SrsMode,
+    create_proofs_recorded, create_proofs_with, random_setup,
 };
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -58,8 +58,13 @@ fn gpu_equals_cpu(kind: Kind, log: u32, batch: u64, options: &GpuOptions, expect
     let (theirs, _) =
         create_proofs_with(&CpuProver::new(params.clone()), circuits.clone(), &r_s, ProveOptions::default())
             .unwrap_or_else(|e| panic!("{ctx}: CPU proving: {e}"));
+    // The recorded path: a, b, c evaluated straight into the GPU prover's pinned buffers.
+    let shape = Shape::record(circuits[0]).unwrap();
+    let (recorded, _) = create_proofs_recorded(&gpu, Some(&shape), circuits.clone(), &r_s, ProveOptions::default())
+        .unwrap_or_else(|e| panic!("{ctx}: GPU proving through the recorded shape: {e}"));
     for (i, c) in circuits.iter().enumerate() {
         assert_eq!(ours[i].to_bytes(), theirs[i].to_bytes(), "{ctx}: proof {i}: GPU bytes differ from the CPU's");
+        assert_eq!(recorded[i].to_bytes(), theirs[i].to_bytes(), "{ctx}: proof {i}: recorded GPU bytes differ");
         assert!(bellperson_verifies(&params, &ours[i], &c.public_inputs()), "{ctx}: proof {i}: bellperson rejects it");
     }
 }

@@ -5,7 +5,8 @@
 //! from them, and checks for a batch of circuits with fixed (r, s):
 //! - the prover's [`Sums`] equal the reference arithmetic (naive sums over blstrs, the H
 //!   polynomial from kiln-ntt's CPU path, which is itself checked against bellperson's);
-//! - the proof bytes equal the reference proof's, and every proof verifies.
+//! - the proof bytes equal the reference proof's, through plain synthesis and through a
+//!   recorded shape (`Prover::sums_recorded`), and every proof verifies.
 //!
 //! Cases: each built-in circuit, batches of 1 to 4, and circuits whose queries are empty in
 //! one way or another (inputs only, aux only, no constraint of its own).
@@ -19,10 +20,13 @@ use group::Group;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
-use super::{ProveOptions, Prover, Sums, Timings, create_proofs_with, epilogue, gather_dense as dense};
+use super::{
+    ProveOptions, Prover, Sums, Timings, create_proofs_recorded, create_proofs_with, epilogue, gather_dense as dense,
+};
 use crate::circuits::{Builtin, Kind};
 use crate::error::Groth16Error;
 use crate::params::Parameters;
+use crate::recorded::Shape;
 use crate::setup::random_setup;
 use crate::synth::{Assignment, synthesize};
 use crate::verifier::{PreparedVerifyingKey, verify_proof};
@@ -120,6 +124,9 @@ where
     let sums = prover.sums(&assignments, &mut Timings::default()).unwrap_or_else(|e| panic!("{name}: sums: {e}"));
     let r_s: Vec<(Scalar, Scalar)> =
         (0..circuits.len()).map(|_| (Scalar::random(&mut rng), Scalar::random(&mut rng))).collect();
+    let shape = Shape::record(circuits[0].clone()).unwrap_or_else(|e| panic!("{name}: recording the shape: {e}"));
+    let (recorded, _) = create_proofs_recorded(&prover, Some(&shape), circuits.clone(), &r_s, ProveOptions::default())
+        .unwrap_or_else(|e| panic!("{name}: proving through the recorded shape with {}: {e}", prover.name()));
     let (proofs, _) = create_proofs_with(&prover, circuits, &r_s, ProveOptions::default())
         .unwrap_or_else(|e| panic!("{name}: proving with {}: {e}", prover.name()));
     let pvk = PreparedVerifyingKey::new(&params.vk);
@@ -131,6 +138,12 @@ where
             proofs[i].to_bytes(),
             reference.to_bytes(),
             "{name}: circuit {i}: proof bytes of {} differ from the reference",
+            prover.name()
+        );
+        assert_eq!(
+            recorded[i].to_bytes(),
+            reference.to_bytes(),
+            "{name}: circuit {i}: proof bytes of {} through the recorded shape differ from the reference",
             prover.name()
         );
         assert!(verify_proof(&pvk, &proofs[i], &asg.input[1..]).unwrap(), "{name}: circuit {i}: proof does not verify");

@@ -19,20 +19,23 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use ff::Field;
 use group::Group;
 use kiln_cuda::cudarc::driver::{CudaSlice, CudaStream, PinnedHostSlice};
 use kiln_cuda::{Device, DeviceBuf, DeviceMemory, alloc_pinned, check_stream};
 use kiln_field::DeviceLayout;
 use kiln_lock::{Lanes, SharedPolicy, WorkerId};
+use kiln_msm::Density;
 use kiln_msm::gpu::{Curve, GpuBases, MsmContext, Scalars, scratch_bytes};
 use kiln_ntt::Domain;
 use kiln_ntt::gpu::{GpuDomain, h_step_bytes};
 use kiln_vram::{ALIGN, Arena, Plan, PlanInput, SrsPlacement, Vram, measure_free};
 use rayon::prelude::*;
 
-use super::{Prover, Sums, Timings, gather_dense, timed};
+use super::{Prover, Sums, Timings, timed};
 use crate::error::Groth16Error;
 use crate::params::Parameters;
+use crate::recorded::{Shape, Witness};
 use crate::synth::Assignment;
 
 const GIB: u64 = 1 << 30;
@@ -123,6 +126,9 @@ struct Worker {
     g2: MsmContext,
     /// Chunk buffers of the streamed SRS (G1, G2); `None` when resident.
     chunks: Option<(GpuBases, GpuBases)>,
+    /// The A and B scalars of the current proof (capacity kept from proof to proof).
+    a_scalars: Vec<Scalar>,
+    b_scalars: Vec<Scalar>,
 }
 
 struct State {
@@ -131,9 +137,9 @@ struct State {
     workers: Vec<Mutex<Worker>>,
 }
 
-/// The shape the prover was built for (from the parameters).
+/// The sizes the prover was built for (from the parameters).
 #[derive(Debug, Clone, Copy)]
-struct Shape {
+struct Sizing {
     log_n: u32,
     n: usize,
     aux: usize,
@@ -141,10 +147,10 @@ struct Shape {
     b: usize,
 }
 
-impl Shape {
-    fn of(p: &Parameters) -> Result<Shape, Groth16Error> {
+impl Sizing {
+    fn of(p: &Parameters) -> Result<Sizing, Groth16Error> {
         let domain = Domain::for_size(p.h.len() + 1)?;
-        Ok(Shape { log_n: domain.log_size(), n: domain.size(), aux: p.l.len(), a: p.a.len(), b: p.b_g1.len() })
+        Ok(Sizing { log_n: domain.log_size(), n: domain.size(), aux: p.l.len(), a: p.a.len(), b: p.b_g1.len() })
     }
 
     fn srs_bytes(&self) -> u64 {
@@ -175,7 +181,7 @@ pub struct GpuProver {
     policy: Arc<SharedPolicy<Lanes>>,
     plan: Plan,
     mode: SrsMode,
-    shape: Shape,
+    sizing: Sizing,
     /// Dropped before `memory`: it holds the arenas' reservations.
     state: Option<State>,
     /// The plan's arenas and the domain's, released under the exclusive section on drop.
@@ -201,21 +207,21 @@ impl GpuProver {
     pub fn new(params: impl Into<Arc<Parameters>>, options: &GpuOptions) -> Result<GpuProver, Groth16Error> {
         let params = params.into();
         let device = Device::open(options.device)?;
-        let shape = Shape::of(&params)?;
+        let sizing = Sizing::of(&params)?;
         let policy = SharedPolicy::new(Lanes::new(1)?);
         let excl = policy.exclusive(PLANNER)?;
         let measured = measure_free(&excl, &device)?;
         let free = options.vram_budget.map_or(measured, |b| b.min(measured));
-        let domain_bytes = h_step_bytes(shape.log_n) as u64 + ALIGN_SLACK;
+        let domain_bytes = h_step_bytes(sizing.log_n) as u64 + ALIGN_SLACK;
         let chunk = options.stream_chunk.max(1);
-        let (g1_cap, g2_cap) = (shape.g1_capacity(), shape.b.max(1));
+        let (g1_cap, g2_cap) = (sizing.g1_capacity(), sizing.b.max(1));
         let streamed_cap = chunk.min(g1_cap);
         let input = PlanInput {
             device: format!("{} ({})", device.info()?.name, options.device),
             free_bytes: free.saturating_sub(domain_bytes),
             margin_bytes: options.margin_bytes,
-            srs_bytes: shape.srs_bytes(),
-            worker_bytes: shape.worker_bytes(g1_cap, g2_cap),
+            srs_bytes: sizing.srs_bytes(),
+            worker_bytes: sizing.worker_bytes(g1_cap, g2_cap),
             // Streamed: the MSM scratch shrinks to a chunk, and the chunk's bases are added.
             streamed_extra_bytes: ((Curve::G1.affine_bytes() + Curve::G2.affine_bytes()) * chunk) as u64 + ALIGN_SLACK,
             workers_wanted: options.workers.max(1),
@@ -237,7 +243,7 @@ impl GpuProver {
             SrsPlacement::Streamed => SrsMode::Streamed,
         };
         let mut prover =
-            GpuProver { params, device, policy, plan, mode, shape, state: None, memory: Some((vram, domain_arena)) };
+            GpuProver { params, device, policy, plan, mode, sizing, state: None, memory: Some((vram, domain_arena)) };
         // On error, dropping `prover` gives the arenas back.
         prover.state = Some(prover.fill(chunk, streamed_cap)?);
         Ok(prover)
@@ -248,7 +254,7 @@ impl GpuProver {
         let (vram, domain_arena) = self.memory.as_ref().expect("memory is provisioned before fill");
         let d = &self.device;
         let p = &*self.params;
-        let s = self.shape;
+        let s = self.sizing;
         let setup = d.new_stream()?;
         let domain = GpuDomain::new(d, &setup, &Domain::for_size(s.n)?, domain_arena)?;
         let srs = match vram.srs() {
@@ -289,7 +295,17 @@ impl GpuProver {
             };
             let g1 = MsmContext::on_stream(d, stream.clone(), Curve::G1, g1_cap, arena)?;
             let g2 = MsmContext::new(d, Curve::G2, g2_cap, arena)?;
-            workers.push(Mutex::new(Worker { stream, copy, abc, host_abc, g1, g2, chunks }));
+            workers.push(Mutex::new(Worker {
+                stream,
+                copy,
+                abc,
+                host_abc,
+                g1,
+                g2,
+                chunks,
+                a_scalars: Vec::with_capacity(s.a),
+                b_scalars: Vec::with_capacity(s.b),
+            }));
         }
         check_stream(&setup)?;
         for w in &workers {
@@ -361,10 +377,26 @@ impl Prover for GpuProver {
     }
 
     fn sums(&self, assignments: &[Assignment], t: &mut Timings) -> Result<Vec<Sums>, Groth16Error> {
+        let jobs: Vec<Job<'_>> = assignments.iter().map(Job::assigned).collect();
+        self.run_jobs(&jobs, t)
+    }
+
+    fn sums_recorded(&self, shape: &Shape, witnesses: &[Witness], t: &mut Timings) -> Result<Vec<Sums>, Groth16Error> {
+        let dense = DenseIndex::of(shape.a_aux_density(), shape.b_input_density(), shape.b_aux_density());
+        let jobs: Vec<Job<'_>> = witnesses.iter().map(|w| Job::recorded(shape, w, &dense)).collect();
+        self.run_jobs(&jobs, t)
+    }
+}
+
+impl GpuProver {
+    /// The sums of every job, spread over the lanes (one thread per lane, each taking the next
+    /// job; the lanes' streams run side by side).
+    fn run_jobs(&self, jobs: &[Job<'_>], t: &mut Timings) -> Result<Vec<Sums>, Groth16Error> {
         let state = self.state();
+        let assignments = jobs;
         let lanes = state.workers.len().min(assignments.len()).max(1);
         if lanes == 1 {
-            return assignments.iter().map(|asg| self.sums_on(0, asg, t)).collect();
+            return assignments.iter().map(|job| self.sums_on(0, job, t)).collect();
         }
         // Several lanes: each thread takes the next circuit; the lanes' streams run side by side.
         let next = std::sync::atomic::AtomicUsize::new(0);
@@ -376,9 +408,9 @@ impl Prover for GpuProver {
                         let mut out = Vec::new();
                         loop {
                             let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let Some(asg) = assignments.get(i) else { return Ok(out) };
+                            let Some(job) = assignments.get(i) else { return Ok(out) };
                             let mut ti = Timings::default();
-                            out.push((i, self.sums_on(lane, asg, &mut ti)?, ti));
+                            out.push((i, self.sums_on(lane, job, &mut ti)?, ti));
                         }
                     })
                 })
@@ -394,6 +426,64 @@ impl Prover for GpuProver {
         }
         Ok(all.into_iter().map(|s| s.expect("every circuit was proved")).collect())
     }
+}
+
+/// The positions of the set bits of the A and B densities (over aux, and B's over inputs):
+/// the gathers of a proof's A and B scalars run in parallel over them.
+#[derive(Clone)]
+struct DenseIndex {
+    a_aux: Vec<u32>,
+    b_input: Vec<u32>,
+    b_aux: Vec<u32>,
+}
+
+impl DenseIndex {
+    fn of(a_aux: &Density, b_input: &Density, b_aux: &Density) -> DenseIndex {
+        let idx = |d: &Density| d.iter_ones().map(|i| i as u32).collect();
+        DenseIndex { a_aux: idx(a_aux), b_input: idx(b_input), b_aux: idx(b_aux) }
+    }
+}
+
+/// Where a proof's a, b, c come from.
+enum Abc<'a> {
+    /// Vectors already evaluated (copied into the pinned buffers).
+    Vectors(&'a [Scalar], &'a [Scalar], &'a [Scalar]),
+    /// A recorded shape's products, evaluated straight into the pinned buffers.
+    Recorded(&'a Shape),
+}
+
+/// One proof's inputs to the GPU path.
+struct Job<'a> {
+    input: &'a [Scalar],
+    aux: &'a [Scalar],
+    abc: Abc<'a>,
+    dense: std::borrow::Cow<'a, DenseIndex>,
+}
+
+impl<'a> Job<'a> {
+    fn assigned(asg: &'a Assignment) -> Job<'a> {
+        Job {
+            input: &asg.input,
+            aux: &asg.aux,
+            abc: Abc::Vectors(&asg.a, &asg.b, &asg.c),
+            dense: std::borrow::Cow::Owned(DenseIndex::of(
+                &asg.a_aux_density,
+                &asg.b_input_density,
+                &asg.b_aux_density,
+            )),
+        }
+    }
+
+    fn recorded(shape: &'a Shape, w: &'a Witness, dense: &'a DenseIndex) -> Job<'a> {
+        Job { input: &w.input, aux: &w.aux, abc: Abc::Recorded(shape), dense: std::borrow::Cow::Borrowed(dense) }
+    }
+}
+
+/// `dst` = `head` then `src[i]` for each index, in parallel, reusing `dst`'s capacity.
+fn gather_into(dst: &mut Vec<Scalar>, head: impl Iterator<Item = Scalar>, src: &[Scalar], idx: &[u32]) {
+    dst.clear();
+    dst.extend(head);
+    dst.par_extend(idx.par_iter().map(|&i| src[i as usize]));
 }
 
 /// What one lane's thread returns: (circuit index, its sums, its phase times) per circuit.
@@ -478,7 +568,7 @@ fn split_g1(ctx: &mut MsmContext, bases: &GpuBases, scalars: &[Scalar]) -> Resul
 impl GpuProver {
     /// The sums of one circuit on worker `lane`.
     /// The sums of one circuit, for caller thread `worker` (one thread per worker id).
-    fn sums_on(&self, worker: WorkerId, asg: &Assignment, t: &mut Timings) -> Result<Sums, Groth16Error> {
+    fn sums_on(&self, worker: WorkerId, job: &Job<'_>, t: &mut Timings) -> Result<Sums, Groth16Error> {
         let state = self.state();
         // The policy hands out a lane (an arena, its buffers and streams), held from the
         // uploads to the last sum; lanes run side by side, only the exclusive section (never
@@ -486,31 +576,44 @@ impl GpuProver {
         let memory = self.policy.memory(worker)?;
         let lane = memory.lane().unwrap_or(worker).min(state.workers.len() - 1);
         let mut guard = state.workers[lane].lock().unwrap_or_else(|e| e.into_inner());
-        let Worker { stream, copy, abc, host_abc, g1, g2, chunks } = &mut *guard;
+        let Worker { stream, copy, abc, host_abc, g1, g2, chunks, a_scalars, b_scalars } = &mut *guard;
         let p = &*self.params;
-        let n = self.shape.n;
+        let n = self.sizing.n;
 
         // Host preparation: a, b, c into the pinned buffers (zero beyond the constraints), and
-        // the scalars of the A and B queries (dense inputs then dense aux, as the queries hold
-        // their bases).
-        let (a_scalars, b_scalars) = timed(&mut t.prepare, || -> Result<_, Groth16Error> {
-            for (host, v) in host_abc.iter_mut().zip([&asg.a, &asg.b, &asg.c]) {
-                let dst = host.as_mut_slice().map_err(|e| kiln_cuda::CudaError::driver("pinned buffer wait", e))?;
-                let src = Scalar::as_u64s(v);
-                const PIECE: usize = 1 << 15;
-                dst[..src.len()]
-                    .par_chunks_mut(PIECE)
-                    .zip(src.par_chunks(PIECE))
-                    .for_each(|(d, s)| d.copy_from_slice(s));
-                dst[src.len()..].par_chunks_mut(PIECE).for_each(|d| d.fill(0));
+        // the scalars of the A and B queries (all inputs then A's dense aux; B's dense inputs
+        // then B's dense aux, as the queries hold their bases).
+        timed(&mut t.prepare, || -> Result<_, Groth16Error> {
+            let mut views = Vec::with_capacity(3);
+            for host in host_abc.iter_mut() {
+                let words = host.as_mut_slice().map_err(|e| kiln_cuda::CudaError::driver("pinned buffer wait", e))?;
+                views.push(Scalar::from_u64s_mut(words).map_err(kiln_ntt::NttError::from)?);
             }
-            Ok(rayon::join(
-                || [asg.input.clone(), gather_dense(&asg.aux, &asg.a_aux_density)].concat(),
-                || {
-                    [gather_dense(&asg.input, &asg.b_input_density), gather_dense(&asg.aux, &asg.b_aux_density)]
-                        .concat()
-                },
-            ))
+            let [a, b, c]: [&mut [Scalar]; 3] = views.try_into().unwrap_or_else(|_| unreachable!("three buffers"));
+            const PIECE: usize = 1 << 13;
+            let m = match job.abc {
+                Abc::Vectors(va, vb, vc) => {
+                    for (dst, src) in [(&mut *a, va), (&mut *b, vb), (&mut *c, vc)] {
+                        dst[..src.len()]
+                            .par_chunks_mut(PIECE)
+                            .zip(src.par_chunks(PIECE))
+                            .for_each(|(d, s)| d.copy_from_slice(s));
+                    }
+                    va.len()
+                }
+                Abc::Recorded(shape) => {
+                    let m = shape.num_constraints();
+                    shape.evaluate_into(job.input, job.aux, &mut a[..m], &mut b[..m], &mut c[..m])?;
+                    m
+                }
+            };
+            for dst in [a, b, c] {
+                dst[m..].par_chunks_mut(PIECE).for_each(|d| d.fill(Scalar::ZERO));
+            }
+            let d = &job.dense;
+            gather_into(a_scalars, job.input.iter().copied(), job.aux, &d.a_aux);
+            gather_into(b_scalars, d.b_input.iter().map(|&i| job.input[i as usize]), job.aux, &d.b_aux);
+            Ok(())
         })?;
         let compute = memory.into_compute()?;
 
@@ -524,7 +627,8 @@ impl GpuProver {
 
         std::thread::scope(|sc| -> Result<Sums, Groth16Error> {
             // B_G2 on its own stream and thread, beside everything below.
-            let b_scalars = &b_scalars;
+            let b_scalars: &[Scalar] = b_scalars;
+            let a_scalars: &[Scalar] = a_scalars;
             let g2_job = sc.spawn(move || -> Result<(G2Projective, Duration), Groth16Error> {
                 let start = Instant::now();
                 let sum = match (srs, g2_chunk) {
@@ -551,11 +655,11 @@ impl GpuProver {
                 match (srs, g1_chunk.as_deref_mut()) {
                     (Some(srs), _) => {
                         let h = g1.msm_g1(&srs.h, Scalars::Device(a_dev, n - 1))?;
-                        Ok((h, split_g1(g1, &srs.l, &asg.aux)?))
+                        Ok((h, split_g1(g1, &srs.l, job.aux)?))
                     }
                     (None, Some(chunk)) => {
                         let h = streamed_g1(g1, chunk, g1_cap, &p.h, Source::Device(a_dev))?;
-                        let l = streamed_g1(g1, chunk, g1_cap, &p.l, Source::Host(&asg.aux))?;
+                        let l = streamed_g1(g1, chunk, g1_cap, &p.l, Source::Host(job.aux))?;
                         Ok((h, l))
                     }
                     (None, None) => unreachable!("a streamed worker has chunk buffers"),
@@ -563,9 +667,9 @@ impl GpuProver {
             })?;
             let (a_sum, b1_sum) = timed(&mut t.msm_a_b_g1, || -> Result<_, Groth16Error> {
                 match (srs, g1_chunk) {
-                    (Some(srs), _) => Ok((split_g1(g1, &srs.a, &a_scalars)?, split_g1(g1, &srs.b_g1, b_scalars)?)),
+                    (Some(srs), _) => Ok((split_g1(g1, &srs.a, a_scalars)?, split_g1(g1, &srs.b_g1, b_scalars)?)),
                     (None, Some(chunk)) => Ok((
-                        streamed_g1(g1, chunk, g1_cap, &p.a, Source::Host(&a_scalars))?,
+                        streamed_g1(g1, chunk, g1_cap, &p.a, Source::Host(a_scalars))?,
                         streamed_g1(g1, chunk, g1_cap, &p.b_g1, Source::Host(b_scalars))?,
                     )),
                     (None, None) => unreachable!("a streamed worker has chunk buffers"),

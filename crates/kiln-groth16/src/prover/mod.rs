@@ -35,7 +35,7 @@ pub use gpu::{GpuOptions, GpuProver, SrsMode, parse_bytes};
 use crate::error::Groth16Error;
 use crate::params::Parameters;
 use crate::proof::Proof;
-use crate::recorded::Shape;
+use crate::recorded::{Shape, Witness};
 use crate::synth::{Assignment, synthesize};
 use crate::verifier::{PreparedVerifyingKey, verify_proof};
 
@@ -71,6 +71,17 @@ pub trait Prover: Sync {
     /// The sums of each synthesized circuit of a batch (shapes already checked against the
     /// parameters), adding the time of each phase to `t`.
     fn sums(&self, assignments: &[Assignment], t: &mut Timings) -> Result<Vec<Sums>, Groth16Error>;
+
+    /// The sums of circuits synthesized through a recorded `shape`: `witnesses` hold their
+    /// (input, aux), and a, b, c are the shape's sparse products of them. The default
+    /// evaluates into fresh vectors (timed as preparation); the GPU prover evaluates straight
+    /// into its pinned upload buffers.
+    fn sums_recorded(&self, shape: &Shape, witnesses: &[Witness], t: &mut Timings) -> Result<Vec<Sums>, Groth16Error> {
+        let assignments = timed(&mut t.prepare, || {
+            witnesses.par_iter().map(|w| shape.evaluate(w.clone())).collect::<Result<Vec<_>, _>>()
+        })?;
+        self.sums(&assignments, t)
+    }
 }
 
 /// Options of a proving run.
@@ -180,8 +191,9 @@ where
 }
 
 /// [`create_proofs_with`] with synthesis through a recorded [`Shape`] when given: per proof
-/// only the witness is generated and A·z, B·z, C·z are sparse products (several times faster
-/// than running the circuit's constraints; record the shape once per circuit shape).
+/// only the witness is generated (timed as synthesis), and A·z, B·z, C·z are the shape's
+/// sparse products, computed by the prover where it wants them (the GPU prover: straight into
+/// its pinned upload buffers). Record the shape once per circuit shape ([`Shape::record`]).
 pub fn create_proofs_recorded<C, P>(
     prover: &P,
     shape: Option<&Shape>,
@@ -197,14 +209,30 @@ where
         return Err(Groth16Error::Randomness { got: r_s.len(), circuits: circuits.len() });
     }
     let mut t = Timings { on_gpu: prover.on_gpu(), ..Timings::default() };
-    let start = Instant::now();
-    let assignments: Vec<Assignment> = match shape {
-        Some(shape) => circuits.into_par_iter().map(|c| shape.synthesize(c)).collect::<Result<_, _>>()?,
-        None => circuits.into_par_iter().map(synthesize).collect::<Result<_, _>>()?,
+    let Some(shape) = shape else {
+        let assignments: Vec<Assignment> =
+            timed(&mut t.synthesis, || circuits.into_par_iter().map(synthesize).collect::<Result<_, _>>())?;
+        tracing::debug!(circuits = assignments.len(), elapsed = ?t.synthesis, "synthesis done");
+        let proofs = prove_assignments(prover, &assignments, r_s, options, &mut t)?;
+        return Ok((proofs, t));
     };
-    t.synthesis = start.elapsed();
-    tracing::debug!(circuits = assignments.len(), elapsed = ?t.synthesis, "synthesis done");
-    let proofs = prove_assignments(prover, &assignments, r_s, options, &mut t)?;
+    let witnesses: Vec<Witness> =
+        timed(&mut t.synthesis, || circuits.into_par_iter().map(|c| shape.witness(c)).collect::<Result<_, _>>())?;
+    let params = prover.parameters();
+    check_shape(&shape_counts(shape), params)?;
+    if options.check_satisfied {
+        for (i, w) in witnesses.iter().enumerate() {
+            if let Some(j) = shape.evaluate(w.clone())?.first_unsatisfied() {
+                return Err(Groth16Error::Unsatisfied { circuit: i, constraint: j });
+            }
+        }
+    }
+    if witnesses.is_empty() {
+        return Ok((Vec::new(), t));
+    }
+    let sums = prover.sums_recorded(shape, &witnesses, &mut t)?;
+    let inputs: Vec<&[Scalar]> = witnesses.iter().map(|w| &w.input[..]).collect();
+    let proofs = finish(prover, &sums, &inputs, r_s, options, &mut t)?;
     Ok((proofs, t))
 }
 
@@ -233,18 +261,28 @@ pub fn prove_assignments<P: Prover + ?Sized>(
         return Ok(Vec::new());
     }
     let sums = prover.sums(assignments, t)?;
-    let start = Instant::now();
-    let proofs: Vec<Proof> = sums.iter().zip(r_s).map(|(s, &(r, s_))| epilogue(params, s, r, s_)).collect();
-    t.epilogue += start.elapsed();
+    let inputs: Vec<&[Scalar]> = assignments.iter().map(|a| &a.input[..]).collect();
+    finish(prover, &sums, &inputs, r_s, options, t)
+}
+
+/// The epilogue of every proof, then (by default) their verification: no proof that does not
+/// verify is returned. `inputs` are each circuit's public inputs, ONE first.
+fn finish<P: Prover + ?Sized>(
+    prover: &P,
+    sums: &[Sums],
+    inputs: &[&[Scalar]],
+    r_s: &[(Scalar, Scalar)],
+    options: ProveOptions,
+    t: &mut Timings,
+) -> Result<Vec<Proof>, Groth16Error> {
+    let params = prover.parameters();
+    let proofs: Vec<Proof> =
+        timed(&mut t.epilogue, || sums.iter().zip(r_s).map(|(s, &(r, s_))| epilogue(params, s, r, s_)).collect());
     if options.verify {
-        let start = Instant::now();
         let pvk = PreparedVerifyingKey::new(&params.vk);
-        let ok: Vec<bool> = proofs
-            .par_iter()
-            .zip(assignments)
-            .map(|(p, asg)| verify_proof(&pvk, p, &asg.input[1..]))
-            .collect::<Result<_, _>>()?;
-        t.verify += start.elapsed();
+        let ok: Vec<bool> = timed(&mut t.verify, || {
+            proofs.par_iter().zip(inputs).map(|(p, input)| verify_proof(&pvk, p, &input[1..])).collect::<Result<_, _>>()
+        })?;
         if let Some(circuit) = ok.iter().position(|ok| !ok) {
             return Err(Groth16Error::ProofRejected { circuit, prover: prover.name() });
         }
@@ -273,14 +311,33 @@ fn check_shapes(assignments: &[Assignment], params: &Parameters) -> Result<(), G
             }
         }
     }
-    let domain = Domain::for_size(first.num_constraints())?;
+    check_shape(&expected.map(|(_, v)| v), params)
+}
+
+/// The counts [`check_shapes`] compares, of a recorded shape.
+fn shape_counts(shape: &Shape) -> [usize; 6] {
+    [
+        shape.num_constraints(),
+        shape.num_inputs(),
+        shape.num_aux(),
+        shape.a_aux_density().count_ones(),
+        shape.b_input_density().count_ones(),
+        shape.b_aux_density().count_ones(),
+    ]
+}
+
+/// Checks one circuit shape's counts (constraints, inputs, aux, A aux, B input and B aux
+/// densities) against the parameters.
+fn check_shape(counts: &[usize; 6], params: &Parameters) -> Result<(), Groth16Error> {
+    let [constraints, inputs, aux, a_aux, b_input, b_aux] = *counts;
+    let domain = Domain::for_size(constraints)?;
     let checks = [
         ("H query length (domain size − 1)", domain.size() - 1, params.h.len()),
-        ("number of public inputs incl. ONE (IC query)", first.input.len(), params.vk.ic.len()),
-        ("number of aux variables (L query)", first.aux.len(), params.l.len()),
-        ("A query length", first.input.len() + first.a_aux_density.count_ones(), params.a.len()),
-        ("B_G1 query length", first.b_input_density.count_ones() + first.b_aux_density.count_ones(), params.b_g1.len()),
-        ("B_G2 query length", first.b_input_density.count_ones() + first.b_aux_density.count_ones(), params.b_g2.len()),
+        ("number of public inputs incl. ONE (IC query)", inputs, params.vk.ic.len()),
+        ("number of aux variables (L query)", aux, params.l.len()),
+        ("A query length", inputs + a_aux, params.a.len()),
+        ("B_G1 query length", b_input + b_aux, params.b_g1.len()),
+        ("B_G2 query length", b_input + b_aux, params.b_g2.len()),
     ];
     for (what, circuit, params) in checks {
         if circuit != params {
