@@ -88,11 +88,11 @@ pub fn artifacts(json: &str) -> Result<Vec<Artifact>> {
 pub fn out_dir(json: &str, package: &str) -> Result<Option<String>> {
     Ok(messages(json)?
         .into_iter()
-        .filter_map(|m| match m {
+        .rev()
+        .find_map(|m| match m {
             Message::BuildScriptExecuted(b) if package_name(&b.package_id) == package => Some(b.out_dir),
             _ => None,
-        })
-        .last())
+        }))
 }
 
 #[cfg(test)]
