@@ -29,7 +29,7 @@ pub fn gpu_bundle(sh: &Shell, args: &[String]) -> Result {
             _ => return Err("usage: cargo xtask gpu-bundle [--archs 90] [--packages kiln-cuda,kiln-field]".into()),
         }
     }
-    let nvcc = cuda::find_nvcc(sh).ok_or("nvcc not found: run `cargo xtask cuda-setup` first")?;
+    let nvcc = cuda::find_nvcc(sh)?;
     let _nvcc = sh.push_env("KILN_NVCC", &nvcc);
     let _require = sh.push_env("KILN_REQUIRE_KERNELS", "1");
     let _archs = sh.push_env("KILN_CUDA_ARCHS", &archs);

@@ -86,13 +86,10 @@ pub fn artifacts(json: &str) -> Result<Vec<Artifact>> {
 /// The `OUT_DIR` of package `package`'s build script, as it ran for this build (the last run
 /// reported, if cargo reports several).
 pub fn out_dir(json: &str, package: &str) -> Result<Option<String>> {
-    Ok(messages(json)?
-        .into_iter()
-        .rev()
-        .find_map(|m| match m {
-            Message::BuildScriptExecuted(b) if package_name(&b.package_id) == package => Some(b.out_dir),
-            _ => None,
-        }))
+    Ok(messages(json)?.into_iter().rev().find_map(|m| match m {
+        Message::BuildScriptExecuted(b) if package_name(&b.package_id) == package => Some(b.out_dir),
+        _ => None,
+    }))
 }
 
 #[cfg(test)]

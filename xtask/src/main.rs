@@ -97,7 +97,7 @@ fn workspace_root() -> PathBuf {
 /// fmt, clippy, kernels, tests: exactly what `.ci/run` and the GitHub workflow run.
 fn ci(sh: &Shell) -> Result {
     // The kernels must really compile: a missing nvcc fails the build instead of warning.
-    let nvcc = cuda::find_nvcc(sh).ok_or("nvcc not found: run `cargo xtask cuda-setup` first")?;
+    let nvcc = cuda::find_nvcc(sh)?;
     let _nvcc = sh.push_env("KILN_NVCC", &nvcc);
     let _require = sh.push_env("KILN_REQUIRE_KERNELS", "1");
     println!("== cargo fmt --check");
@@ -112,7 +112,7 @@ fn ci(sh: &Shell) -> Result {
 
 /// The release `kiln` binary, kernels for every listed architecture, stripped and checksummed.
 fn dist(sh: &Shell) -> Result {
-    let nvcc = cuda::find_nvcc(sh).ok_or("nvcc not found: run `cargo xtask cuda-setup` first")?;
+    let nvcc = cuda::find_nvcc(sh)?;
     let _nvcc = sh.push_env("KILN_NVCC", &nvcc);
     let _require = sh.push_env("KILN_REQUIRE_KERNELS", "1");
     let _archs = sh.push_env("KILN_CUDA_ARCHS", "80,86,89,90");

@@ -24,7 +24,7 @@ struct Kernel {
 pub fn sass(sh: &Shell, args: &[String]) -> Result {
     let (file, filters) =
         args.split_first().ok_or("usage: cargo xtask sass kernels/<layer>/<file>.cu [function ...]")?;
-    let nvcc = cuda::find_nvcc(sh).ok_or("nvcc not found: run `cargo xtask cuda-setup` first")?;
+    let nvcc = cuda::find_nvcc(sh)?;
     let cuobjdump = find_cuobjdump(sh, &nvcc)?;
     let stem = Path::new(file).file_stem().and_then(|s| s.to_str()).ok_or("expected a .cu file")?;
     let out_dir = sh.current_dir().join("target/sass");
