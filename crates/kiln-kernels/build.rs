@@ -19,8 +19,10 @@ const DEFAULT_ARCHS: &[u32] = &[80, 86, 89, 90];
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
+    // The sources are in this crate's folder (so it packages alone); the workspace is only
+    // where `cargo xtask cuda-setup` may have put nvcc.
+    let kernels_dir = manifest_dir.join("kernels");
     let workspace = manifest_dir.join("../..");
-    let kernels_dir = workspace.join("kernels");
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
 
     println!("cargo:rerun-if-changed={}", kernels_dir.display());
@@ -107,7 +109,8 @@ fn archs() -> Vec<u32> {
 /// `(module name, path)` of every `.cu` under `kernels/<layer>/`, sorted for a stable table.
 fn kernel_sources(kernels_dir: &Path) -> Vec<(String, PathBuf)> {
     let mut sources = Vec::new();
-    let Ok(layers) = std::fs::read_dir(kernels_dir) else { return sources };
+    // The kernels ship in this crate's folder: a missing folder is a packaging bug, not "no kernels".
+    let layers = std::fs::read_dir(kernels_dir).unwrap_or_else(|e| panic!("{}: {e}", kernels_dir.display()));
     for layer in layers.flatten().filter(|e| e.path().is_dir()) {
         for file in std::fs::read_dir(layer.path()).unwrap().flatten() {
             let path = file.path();

@@ -3,6 +3,7 @@
 mod bundle;
 mod cargo_json;
 mod cuda;
+mod package;
 mod sass;
 
 use std::path::{Path, PathBuf};
@@ -18,13 +19,17 @@ cargo xtask <task>          (cargo xtask --help: this list)
 
   cuda-setup   install the pinned CUDA 13.0 compiler (nvcc) from PyPI into .cuda/ (skipped
                when a CUDA 13.0+ toolkit is already installed); prints where nvcc is
-  ci           what CI runs: fmt check, clippy -D warnings, kernels compiled by nvcc, all tests
+  ci           what CI runs: fmt check, clippy -D warnings, kernels compiled by nvcc, all tests,
+               every crate packaged on its own (cargo package --workspace)
   gpu-bundle   build release GPU test and bench binaries plus the kiln CLI into bundle/ with a
                run.sh, for the GPU machine (options: --archs 90 (default),
                --packages kiln-cuda,kiln-field (default: every crate with GPU tests))
+  package      cargo package every crate (no verification: they are publish = false), unpack the
+               packages into a scratch workspace and cargo check it: no crate reads outside its folder
   dist         release build of kiln with kernels for every architecture, stripped, with SHA256SUMS
-  sass         sass kernels/<layer>/<file>.cu [function ...]: compile for sm_90 here and print each
-               kernel's SASS instruction mix, registers and spills (installs cuobjdump if needed)
+  sass         sass <layer>/<file>.cu [function ...] (under crates/kiln-kernels/kernels): compile for
+               sm_90 here and print each kernel's SASS instruction mix, registers and spills
+               (installs cuobjdump if needed)
 ";
 
 /// One task named on the command line.
@@ -35,6 +40,7 @@ enum Task<'a> {
     Ci,
     GpuBundle(&'a [String]),
     Dist,
+    Package,
     Sass(&'a [String]),
 }
 
@@ -50,6 +56,7 @@ fn parse(args: &[String]) -> std::result::Result<Task<'_>, String> {
         "cuda-setup" => no_options(Task::CudaSetup),
         "ci" => no_options(Task::Ci),
         "dist" => no_options(Task::Dist),
+        "package" => no_options(Task::Package),
         "gpu-bundle" => Ok(Task::GpuBundle(rest)),
         "sass" => Ok(Task::Sass(rest)),
         other => Err(format!("unknown task `{other}` (`cargo xtask --help` lists them)")),
@@ -86,6 +93,7 @@ fn run(args: &[String]) -> Result {
         Task::Ci => ci(&sh),
         Task::GpuBundle(rest) => bundle::gpu_bundle(&sh, rest),
         Task::Dist => dist(&sh),
+        Task::Package => package::package(&sh),
         Task::Sass(rest) => sass::sass(&sh, rest),
     }
 }
@@ -94,7 +102,7 @@ fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
-/// fmt, clippy, kernels, tests: exactly what `.ci/run` and the GitHub workflow run.
+/// fmt, clippy, kernels, tests, packaging: exactly what `.ci/run` and the GitHub workflow run.
 fn ci(sh: &Shell) -> Result {
     // The kernels must really compile: a missing nvcc fails the build instead of warning.
     let nvcc = cuda::find_nvcc(sh)?;
@@ -106,6 +114,7 @@ fn ci(sh: &Shell) -> Result {
     cmd!(sh, "cargo clippy --workspace --all-targets --locked -- -D warnings").run()?;
     println!("== cargo test");
     cmd!(sh, "cargo test --workspace --locked").run()?;
+    package::package(sh)?;
     println!("== ci: all green");
     Ok(())
 }
@@ -162,10 +171,11 @@ mod tests {
     fn tasks_and_their_arguments() {
         assert_eq!(parse(&words("ci")), Ok(Task::Ci));
         assert_eq!(parse(&words("dist")), Ok(Task::Dist));
+        assert_eq!(parse(&words("package")), Ok(Task::Package));
         assert_eq!(parse(&words("cuda-setup")), Ok(Task::CudaSetup));
         let bundle = words("gpu-bundle --archs 90");
         assert_eq!(parse(&bundle), Ok(Task::GpuBundle(&bundle[1..])));
-        let sass = words("sass kernels/field/bench.cu bench_fp_mul");
+        let sass = words("sass field/bench.cu bench_fp_mul");
         assert_eq!(parse(&sass), Ok(Task::Sass(&sass[1..])));
     }
 
