@@ -1,8 +1,9 @@
 //! Compiles every `kernels/<layer>/*.cu` with nvcc into one fatbin per file and writes
 //! `kernels.rs` (a table of embedded modules) into `OUT_DIR`.
 //!
-//! nvcc is looked up, in order: `KILN_NVCC`, `CUDA_HOME`/`CUDA_PATH` (`bin/nvcc`), `PATH`,
-//! then the toolchain `cargo xtask cuda-setup` installs under `<workspace>/.cuda`.
+//! nvcc is found by `kiln-nvcc` (the same search and version check as `cargo xtask`):
+//! `KILN_NVCC`, `CUDA_HOME`/`CUDA_PATH`, `PATH`, `/usr/local/cuda`, then the toolchain
+//! `cargo xtask cuda-setup` installs under `<workspace>/.cuda`; CUDA 13.0 or newer.
 //! Without nvcc the build succeeds with one warning and an empty module table, unless
 //! `KILN_REQUIRE_KERNELS=1` (set by `cargo xtask ci`), which makes it an error.
 //!
@@ -18,14 +19,14 @@ const DEFAULT_ARCHS: &[u32] = &[80, 86, 89, 90];
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
+    // The sources are in this crate's folder (so it packages alone); the workspace is only
+    // where `cargo xtask cuda-setup` may have put nvcc.
+    let kernels_dir = manifest_dir.join("kernels");
     let workspace = manifest_dir.join("../..");
-    let kernels_dir = workspace.join("kernels");
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
 
     println!("cargo:rerun-if-changed={}", kernels_dir.display());
-    for var in
-        ["KILN_NVCC", "CUDA_HOME", "CUDA_PATH", "PATH", "KILN_CUDA_ARCHS", "KILN_REQUIRE_KERNELS", "KILN_NVCC_FLAGS"]
-    {
+    for var in kiln_nvcc::ENV_VARS.iter().chain(&["KILN_CUDA_ARCHS", "KILN_REQUIRE_KERNELS", "KILN_NVCC_FLAGS"]) {
         println!("cargo:rerun-if-env-changed={var}");
     }
 
@@ -34,17 +35,19 @@ fn main() {
     let require = env::var("KILN_REQUIRE_KERNELS").is_ok_and(|v| v == "1");
 
     let mut table = String::new();
-    let built = match find_nvcc(&workspace) {
-        None => {
+    let built = match kiln_nvcc::find(&workspace) {
+        // A KILN_NVCC that does not work is a mistake to report, not a reason to build without kernels.
+        Err(e @ kiln_nvcc::FindError::Override { .. }) => panic!("{e}"),
+        Err(e) => {
             if require {
-                panic!("KILN_REQUIRE_KERNELS=1 but nvcc was not found: run `cargo xtask cuda-setup` or set KILN_NVCC");
+                panic!("KILN_REQUIRE_KERNELS=1 but {e}: run `cargo xtask cuda-setup` or set KILN_NVCC");
             }
             println!(
-                "cargo:warning=kiln-kernels: nvcc not found, GPU kernels not built (run `cargo xtask cuda-setup`, then rebuild)"
+                "cargo:warning=kiln-kernels: GPU kernels not built: {e} (run `cargo xtask cuda-setup`, then rebuild)"
             );
             false
         }
-        Some(nvcc) => {
+        Ok(kiln_nvcc::Nvcc { path: nvcc, .. }) => {
             let results: Vec<(String, PathBuf)> = std::thread::scope(|s| {
                 let handles: Vec<_> = sources
                     .iter()
@@ -106,7 +109,8 @@ fn archs() -> Vec<u32> {
 /// `(module name, path)` of every `.cu` under `kernels/<layer>/`, sorted for a stable table.
 fn kernel_sources(kernels_dir: &Path) -> Vec<(String, PathBuf)> {
     let mut sources = Vec::new();
-    let Ok(layers) = std::fs::read_dir(kernels_dir) else { return sources };
+    // The kernels ship in this crate's folder: a missing folder is a packaging bug, not "no kernels".
+    let layers = std::fs::read_dir(kernels_dir).unwrap_or_else(|e| panic!("{}: {e}", kernels_dir.display()));
     for layer in layers.flatten().filter(|e| e.path().is_dir()) {
         for file in std::fs::read_dir(layer.path()).unwrap().flatten() {
             let path = file.path();
@@ -119,30 +123,6 @@ fn kernel_sources(kernels_dir: &Path) -> Vec<(String, PathBuf)> {
     }
     sources.sort();
     sources
-}
-
-fn find_nvcc(workspace: &Path) -> Option<PathBuf> {
-    let runs = |p: &Path| Command::new(p).arg("--version").output().is_ok_and(|o| o.status.success());
-    if let Ok(p) = env::var("KILN_NVCC") {
-        let p = PathBuf::from(p);
-        if runs(&p) {
-            return Some(p);
-        }
-        panic!("KILN_NVCC={} does not run", p.display());
-    }
-    let mut candidates: Vec<PathBuf> =
-        ["CUDA_HOME", "CUDA_PATH"].iter().filter_map(env::var_os).map(|d| PathBuf::from(d).join("bin/nvcc")).collect();
-    if let Some(path) = env::var_os("PATH") {
-        candidates.extend(env::split_paths(&path).map(|d| d.join("nvcc")));
-    }
-    candidates.push(PathBuf::from("/usr/local/cuda/bin/nvcc"));
-    // Where `cargo xtask cuda-setup` puts the pinned PyPI toolchain.
-    if let Ok(entries) = std::fs::read_dir(workspace.join(".cuda/venv/lib")) {
-        for e in entries.flatten() {
-            candidates.push(e.path().join("site-packages/nvidia/cu13/bin/nvcc"));
-        }
-    }
-    candidates.into_iter().find(|p| p.is_file() && runs(p))
 }
 
 /// Newest modification time of `src` and every header under `kernels/` (any header may be

@@ -6,7 +6,7 @@
 
 use xshell::{Shell, cmd};
 
-use crate::{Result, cuda};
+use crate::{Result, cargo_json, cuda};
 
 const BUNDLE: &str = "bundle";
 /// What travels to the GPU machine: `bundle/` as one compressed archive.
@@ -18,65 +18,18 @@ const MAX_BYTES: u64 = 60 << 20;
 const GPU_PACKAGES: &[&str] =
     &["kiln-kernels", "kiln-cuda", "kiln-field", "kiln-vram", "kiln-lock", "kiln-ntt", "kiln-msm", "kiln-groth16"];
 
-/// One compiled artifact from cargo's JSON messages.
-struct Artifact {
-    package: String,
-    target: String,
-    kind: String,
-    executable: String,
-}
-
-/// The value of `"key":"..."` at or after `from` in one JSON line (cargo's messages
-/// hold no escaped quotes in these fields).
-fn field<'a>(line: &'a str, key: &str, from: usize) -> Option<&'a str> {
-    let pat = format!("\"{key}\":\"");
-    let start = line[from..].find(&pat)? + from + pat.len();
-    let len = line[start..].find('"')?;
-    Some(&line[start..start + len])
-}
-
-fn artifacts(json: &str) -> Vec<Artifact> {
-    json.lines()
-        .filter(|l| l.contains("\"reason\":\"compiler-artifact\""))
-        .filter_map(|l| {
-            let executable = field(l, "executable", 0)?.to_string();
-            let package_id = field(l, "package_id", 0)?;
-            // "path+file:///.../crates/kiln-field#0.1.0" -> "kiln-field"
-            let package = package_id.rsplit('/').next()?.split('#').next()?.to_string();
-            let target_at = l.find("\"target\":{")?;
-            let target = field(l, "name", target_at)?.to_string();
-            let kind = l[target_at..].split("\"kind\":[\"").nth(1)?.split('"').next()?.to_string();
-            Some(Artifact { package, target, kind, executable })
-        })
-        .collect()
-}
-
-/// The `out` folder of the most recently built kiln-kernels under `build_dir` (cargo keeps
-/// one per feature/profile hash; the newest `kernels.rs` is the one just linked).
-fn newest_kernel_dir(build_dir: &str) -> Option<std::path::PathBuf> {
-    std::fs::read_dir(build_dir)
-        .ok()?
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("kiln-kernels-"))
-        .map(|e| e.path().join("out"))
-        .filter_map(|out| Some((std::fs::metadata(out.join("kernels.rs")).ok()?.modified().ok()?, out)))
-        .max_by_key(|(t, _)| *t)
-        .map(|(_, out)| out)
-}
-
 pub fn gpu_bundle(sh: &Shell, args: &[String]) -> Result {
     let mut archs = "90".to_string();
     let mut packages: Vec<String> = GPU_PACKAGES.iter().map(|p| p.to_string()).collect();
     let mut rest = args.iter();
     while let Some(flag) = rest.next() {
-        let value = rest.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        match flag.as_str() {
-            "--archs" => archs = value.clone(),
-            "--packages" => packages = value.split(',').map(str::to_string).collect(),
+        match (flag.as_str(), rest.next()) {
+            ("--archs", Some(value)) => archs = value.clone(),
+            ("--packages", Some(value)) => packages = value.split(',').map(str::to_string).collect(),
             _ => return Err("usage: cargo xtask gpu-bundle [--archs 90] [--packages kiln-cuda,kiln-field]".into()),
         }
     }
-    let nvcc = cuda::find_nvcc(sh).ok_or("nvcc not found: run `cargo xtask cuda-setup` first")?;
+    let nvcc = cuda::find_nvcc(sh)?;
     let _nvcc = sh.push_env("KILN_NVCC", &nvcc);
     let _require = sh.push_env("KILN_REQUIRE_KERNELS", "1");
     let _archs = sh.push_env("KILN_CUDA_ARCHS", &archs);
@@ -103,9 +56,9 @@ pub fn gpu_bundle(sh: &Shell, args: &[String]) -> Result {
         sh.create_dir(format!("{BUNDLE}/{dir}"))?;
     }
     let mut gpu_tests = 0usize;
-    for a in artifacts(&tests) {
+    for a in cargo_json::artifacts(&tests)? {
         // Keep only binaries that hold ignored (GPU) tests; listing them needs no GPU.
-        let exe = &a.executable;
+        let Some(exe) = &a.executable else { continue };
         let listed =
             cmd!(sh, "{exe} --list --ignored --format terse").quiet().ignore_stderr().read().unwrap_or_default();
         let count = listed.lines().filter(|l| l.ends_with(": test")).count();
@@ -113,17 +66,22 @@ pub fn gpu_bundle(sh: &Shell, args: &[String]) -> Result {
             continue;
         }
         gpu_tests += count;
-        let name = format!("{}-{}-{}", a.package, a.kind, a.target);
+        let name = format!("{}-{}-{}", a.package(), a.kind(), a.target.name);
         sh.copy_file(exe, format!("{BUNDLE}/tests/{name}"))?;
     }
-    for a in artifacts(&cli).into_iter().filter(|a| a.kind == "bin") {
-        sh.copy_file(&a.executable, format!("{BUNDLE}/bin/{}", a.target))?;
+    for a in cargo_json::artifacts(&cli)?.into_iter().filter(|a| a.kind() == "bin") {
+        if let Some(exe) = &a.executable {
+            sh.copy_file(exe, format!("{BUNDLE}/bin/{}", a.target.name))?;
+        }
     }
-    for a in artifacts(&benches).into_iter().filter(|a| a.kind == "bench") {
-        sh.copy_file(&a.executable, format!("{BUNDLE}/benches/{}", a.target))?;
+    for a in cargo_json::artifacts(&benches)?.into_iter().filter(|a| a.kind() == "bench") {
+        if let Some(exe) = &a.executable {
+            sh.copy_file(exe, format!("{BUNDLE}/benches/{}", a.target.name))?;
+        }
     }
-    // The fatbins themselves, for `run.sh sass` (cuobjdump lives on the GPU machine).
-    if let Some(out) = newest_kernel_dir("target/release/build") {
+    // The fatbins themselves, for `run.sh sass` (cuobjdump lives on the GPU machine): from the
+    // OUT_DIR of the kiln-kernels build the test binaries embed.
+    if let Some(out) = cargo_json::out_dir(&tests, "kiln-kernels")? {
         for f in sh.read_dir(&out)?.into_iter().filter(|f| f.extension().is_some_and(|e| e == "fatbin")) {
             sh.copy_file(&f, format!("{BUNDLE}/fatbin/"))?;
         }

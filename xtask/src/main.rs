@@ -1,48 +1,100 @@
-//! `cargo xtask <task>`: kiln's build tasks. Run `cargo xtask help` for the list.
+//! `cargo xtask <task>`: kiln's build tasks. Run `cargo xtask --help` for the list.
 
 mod bundle;
+mod cargo_json;
 mod cuda;
+mod package;
 mod sass;
 
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
+use sha2::{Digest, Sha256};
 use xshell::{Shell, cmd};
 
 type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 const HELP: &str = "\
-cargo xtask <task>
+cargo xtask <task>          (cargo xtask --help: this list)
 
   cuda-setup   install the pinned CUDA 13.0 compiler (nvcc) from PyPI into .cuda/ (skipped
                when a CUDA 13.0+ toolkit is already installed); prints where nvcc is
-  ci           what CI runs: fmt check, clippy -D warnings, kernels compiled by nvcc, all tests
+  ci           what CI runs: fmt check, clippy -D warnings, kernels compiled by nvcc, all tests,
+               every crate packaged on its own (cargo package --workspace)
   gpu-bundle   build release GPU test and bench binaries plus the kiln CLI into bundle/ with a
                run.sh, for the GPU machine (options: --archs 90 (default),
                --packages kiln-cuda,kiln-field (default: every crate with GPU tests))
+  package      cargo package every crate (no verification: they are publish = false), unpack the
+               packages into a scratch workspace and cargo check it: no crate reads outside its folder
   dist         release build of kiln with kernels for every architecture, stripped, with SHA256SUMS
-  sass         sass kernels/<layer>/<file>.cu [function ...]: compile for sm_90 here and print each
-               kernel's SASS instruction mix, registers and spills (installs cuobjdump if needed)
+  sass         sass <layer>/<file>.cu [function ...] (under crates/kiln-kernels/kernels): compile for
+               sm_90 here and print each kernel's SASS instruction mix, registers and spills
+               (installs cuobjdump if needed)
 ";
 
-fn main() -> Result {
+/// One task named on the command line.
+#[derive(Debug, PartialEq, Eq)]
+enum Task<'a> {
+    Help,
+    CudaSetup,
+    Ci,
+    GpuBundle(&'a [String]),
+    Dist,
+    Package,
+    Sass(&'a [String]),
+}
+
+/// The task `args` (the words after `cargo xtask`) name; the error is one line for the user.
+fn parse(args: &[String]) -> std::result::Result<Task<'_>, String> {
+    let (first, rest) = match args.split_first() {
+        None => return Ok(Task::Help),
+        Some((first, rest)) => (first.as_str(), rest),
+    };
+    let no_options = |task| if rest.is_empty() { Ok(task) } else { Err(format!("{first} takes no arguments")) };
+    match first {
+        "help" | "--help" | "-h" => Ok(Task::Help),
+        "cuda-setup" => no_options(Task::CudaSetup),
+        "ci" => no_options(Task::Ci),
+        "dist" => no_options(Task::Dist),
+        "package" => no_options(Task::Package),
+        "gpu-bundle" => Ok(Task::GpuBundle(rest)),
+        "sass" => Ok(Task::Sass(rest)),
+        other => Err(format!("unknown task `{other}` (`cargo xtask --help` lists them)")),
+    }
+}
+
+/// Errors are printed as text (no Debug quoting) and exit with status 1.
+fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &[String]) -> Result {
+    let task = parse(args)?;
+    if task == Task::Help {
+        print!("{HELP}");
+        return Ok(());
+    }
     let sh = Shell::new()?;
     sh.change_dir(workspace_root());
-    match args.first().map(String::as_str) {
-        Some("cuda-setup") => {
+    match task {
+        Task::Help => unreachable!("handled above"),
+        Task::CudaSetup => {
             let nvcc = cuda::setup(&sh)?;
             println!("nvcc: {}", nvcc.display());
             Ok(())
         }
-        Some("ci") => ci(&sh),
-        Some("gpu-bundle") => bundle::gpu_bundle(&sh, &args[1..]),
-        Some("dist") => dist(&sh),
-        Some("sass") => sass::sass(&sh, &args[1..]),
-        Some("help") | None => {
-            print!("{HELP}");
-            Ok(())
-        }
-        Some(other) => Err(format!("unknown task {other:?}\n\n{HELP}").into()),
+        Task::Ci => ci(&sh),
+        Task::GpuBundle(rest) => bundle::gpu_bundle(&sh, rest),
+        Task::Dist => dist(&sh),
+        Task::Package => package::package(&sh),
+        Task::Sass(rest) => sass::sass(&sh, rest),
     }
 }
 
@@ -50,10 +102,10 @@ fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
-/// fmt, clippy, kernels, tests: exactly what `.ci/run` and the GitHub workflow run.
+/// fmt, clippy, kernels, tests, packaging: exactly what `.ci/run` and the GitHub workflow run.
 fn ci(sh: &Shell) -> Result {
     // The kernels must really compile: a missing nvcc fails the build instead of warning.
-    let nvcc = cuda::find_nvcc(sh).ok_or("nvcc not found: run `cargo xtask cuda-setup` first")?;
+    let nvcc = cuda::find_nvcc(sh)?;
     let _nvcc = sh.push_env("KILN_NVCC", &nvcc);
     let _require = sh.push_env("KILN_REQUIRE_KERNELS", "1");
     println!("== cargo fmt --check");
@@ -62,24 +114,87 @@ fn ci(sh: &Shell) -> Result {
     cmd!(sh, "cargo clippy --workspace --all-targets --locked -- -D warnings").run()?;
     println!("== cargo test");
     cmd!(sh, "cargo test --workspace --locked").run()?;
+    package::package(sh)?;
     println!("== ci: all green");
     Ok(())
 }
 
 /// The release `kiln` binary, kernels for every listed architecture, stripped and checksummed.
 fn dist(sh: &Shell) -> Result {
-    let nvcc = cuda::find_nvcc(sh).ok_or("nvcc not found: run `cargo xtask cuda-setup` first")?;
+    let nvcc = cuda::find_nvcc(sh)?;
     let _nvcc = sh.push_env("KILN_NVCC", &nvcc);
     let _require = sh.push_env("KILN_REQUIRE_KERNELS", "1");
     let _archs = sh.push_env("KILN_CUDA_ARCHS", "80,86,89,90");
-    cmd!(sh, "cargo build --release --locked -p kiln-cli --bin kiln").run()?;
+    let json =
+        cmd!(sh, "cargo build --release --locked -p kiln-cli --bin kiln --message-format=json-render-diagnostics")
+            .read()?;
+    // Where cargo put the binary (it honours CARGO_TARGET_DIR and friends; `target/` may be wrong).
+    let kiln = cargo_json::artifacts(&json)?
+        .into_iter()
+        .find(|a| a.target.name == "kiln" && a.target.kind.iter().any(|k| k == "bin"))
+        .and_then(|a| a.executable)
+        .ok_or("cargo built no `kiln` binary (no compiler-artifact message names one)")?;
     sh.remove_path("dist")?;
     sh.create_dir("dist")?;
-    sh.copy_file("target/release/kiln", "dist/kiln")?;
+    sh.copy_file(&kiln, "dist/kiln")?;
     cmd!(sh, "strip dist/kiln").run()?;
-    let sums = cmd!(sh, "sha256sum kiln").quiet().read()?;
-    let _dir = sh.push_dir("dist");
-    sh.write_file("SHA256SUMS", format!("{sums}\n"))?;
-    println!("dist/kiln and dist/SHA256SUMS:\n{sums}");
+    let sums = sha256sums_line("kiln", &sh.read_binary_file("dist/kiln")?);
+    sh.write_file("dist/SHA256SUMS", &sums)?;
+    print!("dist/kiln and dist/SHA256SUMS:\n{sums}");
     Ok(())
+}
+
+/// One line of a `SHA256SUMS` file, as `sha256sum` writes it and `sha256sum -c` reads it
+/// (run from the folder that holds `name`).
+fn sha256sums_line(name: &str, bytes: &[u8]) -> String {
+    let hex: String = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
+    format!("{hex}  {name}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn help_is_a_task_that_succeeds() {
+        for args in ["", "help", "--help", "-h"] {
+            assert_eq!(parse(&words(args)), Ok(Task::Help), "{args:?}");
+            assert!(run(&words(args)).is_ok(), "{args:?}");
+        }
+    }
+
+    #[test]
+    fn tasks_and_their_arguments() {
+        assert_eq!(parse(&words("ci")), Ok(Task::Ci));
+        assert_eq!(parse(&words("dist")), Ok(Task::Dist));
+        assert_eq!(parse(&words("package")), Ok(Task::Package));
+        assert_eq!(parse(&words("cuda-setup")), Ok(Task::CudaSetup));
+        let bundle = words("gpu-bundle --archs 90");
+        assert_eq!(parse(&bundle), Ok(Task::GpuBundle(&bundle[1..])));
+        let sass = words("sass field/bench.cu bench_fp_mul");
+        assert_eq!(parse(&sass), Ok(Task::Sass(&sass[1..])));
+    }
+
+    #[test]
+    fn errors_read_as_text() {
+        let err = parse(&words("frobnicate")).unwrap_err();
+        assert_eq!(err, "unknown task `frobnicate` (`cargo xtask --help` lists them)");
+        assert_eq!(parse(&words("ci --fast")).unwrap_err(), "ci takes no arguments");
+        // What main prints: Display, not Debug (no quotes, no escaped newlines).
+        let shown = run(&words("frobnicate")).unwrap_err().to_string();
+        assert!(!shown.contains('"') && !shown.contains("\\n"), "{shown}");
+    }
+
+    #[test]
+    fn sha256sums_line_is_what_sha256sum_writes() {
+        // `printf abc | sha256sum`
+        assert_eq!(
+            sha256sums_line("kiln", b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad  kiln\n"
+        );
+    }
 }

@@ -1,4 +1,4 @@
-//! `cargo xtask sass <file.cu> [function ...]`: compile one kernel file for sm_90 here (no GPU
+//! `cargo xtask sass <layer>/<file>.cu [function ...]`: compile one kernel file for sm_90 here (no GPU
 //! needed) and print, per kernel, the SASS instruction mix and ptxas' register, stack and spill
 //! counts. The quick loop for kernel tuning: e.g. an Fp product that shows IMAD.HI.U32 and
 //! IADD3.X instead of IMAD.WIDE.U32.X has lost its paired carry chains (kiln-field's README).
@@ -14,6 +14,18 @@ use crate::{Result, cuda};
 /// CUDA 13 ones on PyPI (they read sm_90 cubins from nvcc 13.0 fine).
 const SASS_WHEELS: &[&str] = &["nvidia-cuda-cuobjdump==13.2.51", "nvidia-cuda-nvdisasm==13.2.51"];
 
+/// The kernel sources (kiln-kernels compiles them; `-I` root of every `#include`).
+const KERNELS: &str = "crates/kiln-kernels/kernels";
+
+/// `file` as given (relative to the workspace root, or absolute), else relative to [`KERNELS`]:
+/// `field/bench.cu` and `crates/kiln-kernels/kernels/field/bench.cu` name the same file.
+fn kernel_file(root: &Path, file: &str) -> Result<PathBuf> {
+    [root.join(file), root.join(KERNELS).join(file)]
+        .into_iter()
+        .find(|p| p.is_file())
+        .ok_or_else(|| format!("no kernel file {file} (looked in the workspace root and in {KERNELS})").into())
+}
+
 /// The ptxas lines and SASS mix of one kernel.
 #[derive(Default)]
 struct Kernel {
@@ -22,15 +34,15 @@ struct Kernel {
 }
 
 pub fn sass(sh: &Shell, args: &[String]) -> Result {
-    let (file, filters) =
-        args.split_first().ok_or("usage: cargo xtask sass kernels/<layer>/<file>.cu [function ...]")?;
-    let nvcc = cuda::find_nvcc(sh).ok_or("nvcc not found: run `cargo xtask cuda-setup` first")?;
+    let (file, filters) = args.split_first().ok_or("usage: cargo xtask sass <layer>/<file>.cu [function ...]")?;
+    let file = kernel_file(&sh.current_dir(), file)?;
+    let nvcc = cuda::find_nvcc(sh)?;
     let cuobjdump = find_cuobjdump(sh, &nvcc)?;
-    let stem = Path::new(file).file_stem().and_then(|s| s.to_str()).ok_or("expected a .cu file")?;
+    let stem = file.file_stem().and_then(|s| s.to_str()).ok_or("expected a .cu file")?;
     let out_dir = sh.current_dir().join("target/sass");
     sh.create_dir(&out_dir)?;
     let cubin = out_dir.join(format!("{stem}.cubin"));
-    let ptxas = cmd!(sh, "{nvcc} --cubin -std=c++17 -O3 -arch=sm_90 -I kernels -Xptxas -v -o {cubin} {file}")
+    let ptxas = cmd!(sh, "{nvcc} --cubin -std=c++17 -O3 -arch=sm_90 -I {KERNELS} -Xptxas -v -o {cubin} {file}")
         .quiet()
         .read_stderr()?;
     // cuobjdump runs nvdisasm, found through PATH: the one beside it first.
@@ -111,4 +123,18 @@ fn find_cuobjdump(sh: &Shell, nvcc: &Path) -> Result<PathBuf> {
         .map(|e| e.path().join("site-packages/nvidia/cu13/bin/cuobjdump"))
         .find(|p| p.is_file())
         .ok_or_else(|| "the cuobjdump wheel installed but cuobjdump was not found in it".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_files_resolve_from_the_kernels_folder_or_the_root() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let short = kernel_file(&root, "field/bench.cu").unwrap();
+        let long = kernel_file(&root, "crates/kiln-kernels/kernels/field/bench.cu").unwrap();
+        assert_eq!(short.canonicalize().unwrap(), long.canonicalize().unwrap());
+        assert!(kernel_file(&root, "field/nope.cu").unwrap_err().to_string().contains("no kernel file"));
+    }
 }

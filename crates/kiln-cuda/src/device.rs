@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cudarc::driver::sys::CUdevice_attribute;
+use cudarc::driver::sys::{CUdevice_attribute, CUresult};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
 use cudarc::nvrtc::Ptx;
 
@@ -26,7 +26,7 @@ pub fn device_count() -> Result<usize> {
     // A driver that loads but cannot initialise (no device node, too old) counts as no device.
     match CudaContext::device_count() {
         Ok(n) => Ok(n.max(0) as usize),
-        Err(e) if matches!(format!("{:?}", e.0).as_str(), "CUDA_ERROR_NO_DEVICE") => Ok(0),
+        Err(e) if e.0 == CUresult::CUDA_ERROR_NO_DEVICE => Ok(0),
         Err(e) => Err(CudaError::driver("cuInit/cuDeviceGetCount", e)),
     }
 }
@@ -168,7 +168,7 @@ impl Device {
     /// Kernel `function` of embedded module `module`.
     pub fn function(&self, module: &str, function: &str) -> Result<CudaFunction> {
         self.module(module)?.load_function(function).map_err(|e| {
-            if format!("{:?}", e.0) == "CUDA_ERROR_NOT_FOUND" {
+            if e.0 == CUresult::CUDA_ERROR_NOT_FOUND {
                 CudaError::MissingKernel { module: module.into(), function: function.into() }
             } else {
                 CudaError::driver("cuModuleGetFunction", e)

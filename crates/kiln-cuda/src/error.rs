@@ -1,6 +1,7 @@
 //! The one error type of the device runtime.
 
 use cudarc::driver::DriverError;
+use cudarc::driver::sys::CUresult;
 
 /// Everything that can go wrong talking to a CUDA device. Each variant says what to do.
 #[derive(Debug, thiserror::Error)]
@@ -40,12 +41,12 @@ pub enum CudaError {
         function: String,
     },
     /// A CUDA driver call failed.
-    #[error("CUDA {op} failed: {status}{}", hint_for(.status))]
+    #[error("CUDA {op} failed: {status:?}{}", hint_for(*.status))]
     Driver {
         /// What kiln was doing.
         op: &'static str,
-        /// The driver's status name, e.g. `CUDA_ERROR_OUT_OF_MEMORY`.
-        status: String,
+        /// The driver's status code, e.g. `CUresult::CUDA_ERROR_OUT_OF_MEMORY` (shown by that name).
+        status: CUresult,
     },
     /// A launch or buffer was given arguments that do not fit (a caller bug).
     #[error("invalid argument: {0}")]
@@ -55,32 +56,89 @@ pub enum CudaError {
 impl CudaError {
     /// Wraps a cudarc error with what kiln was doing.
     pub fn driver(op: &'static str, err: DriverError) -> Self {
-        CudaError::Driver { op, status: format!("{:?}", err.0) }
+        CudaError::Driver { op, status: err.0 }
+    }
+
+    /// The driver's status code, when a driver call failed.
+    pub fn status(&self) -> Option<CUresult> {
+        match self {
+            CudaError::Driver { status, .. } => Some(*status),
+            _ => None,
+        }
     }
 
     /// Whether this is the device running out of memory.
     pub fn is_out_of_memory(&self) -> bool {
-        matches!(self, CudaError::Driver { status, .. } if status.contains("OUT_OF_MEMORY"))
+        self.status() == Some(CUresult::CUDA_ERROR_OUT_OF_MEMORY)
     }
 }
 
-fn hint_for(status: &str) -> &'static str {
-    if status.contains("OUT_OF_MEMORY") {
-        " (the device is out of memory: run fewer workers or let the VRAM plan pick the streamed path)"
-    } else if status.contains("NO_BINARY_FOR_GPU") || status.contains("INVALID_IMAGE") || status.contains("INVALID_PTX")
-    {
-        " (the embedded kernels do not fit this GPU: rebuild with KILN_CUDA_ARCHS listing its architecture)"
-    } else if status.contains("ILLEGAL_ADDRESS") || status.contains("LAUNCH_FAILED") || status.contains("ASSERT") {
-        " (a kernel faulted; the context is unusable: restart the process and report this as a kiln bug)"
-    } else if status.contains("NOT_INITIALIZED")
-        || status.contains("NO_DEVICE")
-        || status.contains("INSUFFICIENT_DRIVER")
-    {
-        " (the driver is missing or too old for CUDA 13.0: update the NVIDIA driver)"
-    } else {
-        ""
+/// What to do about a failed driver call, by its status code.
+fn hint_for(status: CUresult) -> &'static str {
+    use CUresult::*;
+    match status {
+        CUDA_ERROR_OUT_OF_MEMORY => {
+            " (the device is out of memory: run fewer workers or let the VRAM plan pick the streamed path)"
+        }
+        CUDA_ERROR_NO_BINARY_FOR_GPU | CUDA_ERROR_INVALID_IMAGE | CUDA_ERROR_INVALID_PTX => {
+            " (the embedded kernels do not fit this GPU: rebuild with KILN_CUDA_ARCHS listing its architecture)"
+        }
+        // The sticky errors: after one, every call on the context fails.
+        CUDA_ERROR_ILLEGAL_ADDRESS
+        | CUDA_ERROR_MISALIGNED_ADDRESS
+        | CUDA_ERROR_ILLEGAL_INSTRUCTION
+        | CUDA_ERROR_INVALID_PC
+        | CUDA_ERROR_HARDWARE_STACK_ERROR
+        | CUDA_ERROR_LAUNCH_FAILED
+        | CUDA_ERROR_ASSERT => {
+            " (a kernel faulted; the context is unusable: restart the process and report this as a kiln bug)"
+        }
+        CUDA_ERROR_NOT_INITIALIZED
+        | CUDA_ERROR_NO_DEVICE
+        | CUDA_ERROR_STUB_LIBRARY
+        | CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
+        | CUDA_ERROR_UNSUPPORTED_PTX_VERSION => {
+            " (the driver is missing or too old for CUDA 13.0: update the NVIDIA driver)"
+        }
+        _ => "",
     }
 }
 
 /// Result alias of the device runtime.
 pub type Result<T, E = CudaError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed(status: CUresult) -> CudaError {
+        CudaError::driver("cuMemAlloc", DriverError(status))
+    }
+
+    #[test]
+    fn the_status_is_kept_as_a_value() {
+        let oom = failed(CUresult::CUDA_ERROR_OUT_OF_MEMORY);
+        assert_eq!(oom.status(), Some(CUresult::CUDA_ERROR_OUT_OF_MEMORY));
+        assert!(oom.is_out_of_memory());
+        assert!(!failed(CUresult::CUDA_ERROR_INVALID_VALUE).is_out_of_memory());
+        assert_eq!(CudaError::NoDriver.status(), None);
+        assert!(!CudaError::NoDriver.is_out_of_memory());
+    }
+
+    #[test]
+    fn messages_name_the_status_and_what_to_do() {
+        assert_eq!(
+            failed(CUresult::CUDA_ERROR_OUT_OF_MEMORY).to_string(),
+            "CUDA cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (the device is out of memory: run fewer workers or \
+             let the VRAM plan pick the streamed path)"
+        );
+        assert!(failed(CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU).to_string().contains("KILN_CUDA_ARCHS"));
+        assert!(failed(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS).to_string().contains("restart the process"));
+        assert!(failed(CUresult::CUDA_ERROR_NOT_INITIALIZED).to_string().contains("update the NVIDIA driver"));
+        // Names that merely contain a hinted one get no hint (string matching gave this one the driver's).
+        assert_eq!(
+            failed(CUresult::CUDA_ERROR_PROFILER_NOT_INITIALIZED).to_string(),
+            "CUDA cuMemAlloc failed: CUDA_ERROR_PROFILER_NOT_INITIALIZED"
+        );
+    }
+}

@@ -7,7 +7,7 @@
 //!   buffers;
 //! - one currency for device memory: [`DeviceBuf`], handed out by a [`DeviceMemory`]
 //!   (kiln-vram's arenas on the proving path, [`PoolMemory`] in tests and tools);
-//! - one typed error, [`CudaError`], carrying the CUDA status name and what to do.
+//! - one typed error, [`CudaError`], carrying the CUDA status code (`CUresult`) and what to do.
 //!
 //! ```no_run
 //! match kiln_cuda::devices() {

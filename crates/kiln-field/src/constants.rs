@@ -1,4 +1,5 @@
-//! Domain constants, from the one file the kernels include: `kernels/field/constants.cuh`.
+//! Domain constants, from the file the kernels include: `constants.cuh` (this crate's copy of
+//! kiln-kernels' `kernels/field/constants.cuh`, kept byte-equal by `tests/tests/copies.rs`).
 //!
 //! The header is embedded at compile time and parsed here, so host and device cannot
 //! disagree; this crate's tests check every constant against blstrs/ff.
@@ -13,8 +14,8 @@ use blstrs::{Fp, Scalar};
 
 use crate::DeviceLayout;
 
-/// The text of `kernels/field/constants.cuh`.
-pub const HEADER: &str = include_str!("../../../kernels/field/constants.cuh");
+/// The text of `constants.cuh` (the same bytes as kiln-kernels' `kernels/field/constants.cuh`).
+pub const HEADER: &str = include_str!("constants.cuh");
 
 /// Every `#define NAME[_LIMBS] 0x...u, ...` of the header: (name without `_LIMBS`, 32-bit
 /// limbs little-endian). A scalar `#define NAME 0x...u` gives one limb.

@@ -5,8 +5,8 @@
 //!   little-endian, and the kernels (`kernels/field`, `kernels/curve`) use the very same
 //!   bytes, so slices go to the device without conversion: see [`DeviceLayout`].
 //! - **Domain constants** (moduli, R, R², the 2-adic root of unity, the coset generator) live
-//!   in one file, `kernels/field/constants.cuh`, included by the kernels and parsed by
-//!   [`constants`]; tests check every one against blstrs/ff.
+//!   in one header, `constants.cuh`, included by the kernels (kiln-kernels' copy) and parsed
+//!   by [`constants`] (this crate's byte-equal copy); tests check every one against blstrs/ff.
 //! - **GPU test entry points**: [`gpu`] runs every field and curve operation as a batch
 //!   kernel, so tests can compare the device with blstrs.
 //!

@@ -1,4 +1,8 @@
-// BLS12-381 domain constants: the ONE source shared by the kernels and the host.
+// BLS12-381 domain constants: the one set of values shared by the kernels and the host.
+// Two byte-equal copies, so that each crate builds from its own folder (and packages alone):
+// crates/kiln-kernels/kernels/field/constants.cuh (nvcc includes it) and
+// crates/kiln-field/src/constants.cuh (kiln-field embeds it). Edit one, copy it over the
+// other: tests/tests/copies.rs fails while they differ.
 // Little-endian 32-bit limbs (limb 0 is least significant), exactly the bytes blst keeps.
 // "Montgomery form" of x means x * R mod m (R = 2^256 for Fr, 2^384 for Fp), which is how
 // blst/blstrs store every field element. crates/kiln-field parses this file in a test and
