@@ -20,7 +20,8 @@ cargo xtask <task>          (cargo xtask --help: this list)
   cuda-setup   install the pinned CUDA 13.0 compiler (nvcc) from PyPI into .cuda/ (skipped
                when a CUDA 13.0+ toolkit is already installed); prints where nvcc is
   ci           what CI runs: fmt check, clippy -D warnings, kernels compiled by nvcc, all tests,
-               every crate packaged on its own (cargo package --workspace)
+               the CPU-only builds (--no-default-features), every crate packaged on its own
+               (cargo package --workspace)
   gpu-bundle   build release GPU test and bench binaries plus the kiln CLI into bundle/ with a
                run.sh, for the GPU machine (options: --archs 90 (default),
                --packages kiln-cuda,kiln-field (default: every crate with GPU tests))
@@ -114,8 +115,26 @@ fn ci(sh: &Shell) -> Result {
     cmd!(sh, "cargo clippy --workspace --all-targets --locked -- -D warnings").run()?;
     println!("== cargo test");
     cmd!(sh, "cargo test --workspace --locked").run()?;
+    cpu_only(sh)?;
     package::package(sh)?;
     println!("== ci: all green");
+    Ok(())
+}
+
+/// Crates with a `cuda` feature build and test without it, with nothing of CUDA in their
+/// dependency tree (a downstream project that wants only the CPU path needs no toolkit).
+fn cpu_only(sh: &Shell) -> Result {
+    println!("== CPU-only builds (--no-default-features)");
+    for krate in ["kiln-msm", "kiln-ntt", "kiln-field", "kiln-groth16"] {
+        let tree =
+            cmd!(sh, "cargo tree --locked -p {krate} --no-default-features -e normal,build --prefix none").read()?;
+        if let Some(line) = tree.lines().find(|l| l.starts_with("cudarc ") || l.starts_with("kiln-kernels ")) {
+            return Err(format!("{krate} without its cuda feature still depends on {line}").into());
+        }
+    }
+    cmd!(sh, "cargo test --locked -p kiln-msm --no-default-features").run()?;
+    cmd!(sh, "cargo check --locked -p kiln-groth16 -p kiln-ntt -p kiln-field --no-default-features --all-targets")
+        .run()?;
     Ok(())
 }
 

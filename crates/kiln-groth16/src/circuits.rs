@@ -241,7 +241,8 @@ fn synth_porep<CS: ConstraintSystem<Scalar>>(c: &Builtin, cs: &mut CS) -> Result
     let two = Scalar::from(2u64);
     let mut z_val = w.z0;
     let mut z = cs.alloc(|| "z0", || Ok(bit(z_val)))?;
-    let mut recent: Vec<(Variable, bool)> = Vec::with_capacity(PACK_BITS);
+    // The last PACK_BITS chain bits, oldest first (a ring: the chain is millions long).
+    let mut recent: std::collections::VecDeque<(Variable, bool)> = std::collections::VecDeque::with_capacity(PACK_BITS);
     for i in 0..s.chain {
         let (k, k_val) = (keys[i % s.keys], w.keys[i % s.keys]);
         let next_val = z_val ^ k_val;
@@ -249,22 +250,30 @@ fn synth_porep<CS: ConstraintSystem<Scalar>>(c: &Builtin, cs: &mut CS) -> Result
         // XOR: (2z) · k = z + k − next
         cs.enforce(|| format!("xor {i}"), |lc| lc + (two, z), |lc| lc + k, |lc| lc + z + k - next);
         if recent.len() == PACK_BITS {
-            recent.remove(0);
+            recent.pop_front();
         }
-        recent.push((next, next_val));
+        recent.push_back((next, next_val));
         z = next;
         z_val = next_val;
         if (i + 1) % PACK_EVERY == 0 {
-            let mut packed_val = Scalar::ZERO;
-            let mut coeff = Scalar::ONE;
-            let mut lc = LinearCombination::zero();
-            for &(v, b) in recent.iter() {
-                packed_val += coeff * bit(b);
-                lc = lc + (coeff, v);
-                coeff = coeff.double();
-            }
+            // The packed value is computed for the witness; the linear combination only inside
+            // the enforce closure, which a witness-only synthesis (recorded shapes) never calls.
+            let packed_val = recent.iter().rev().fold(Scalar::ZERO, |acc, &(_, b)| acc.double() + bit(b));
             let packed = cs.alloc(|| format!("packed {i}"), || Ok(packed_val))?;
-            cs.enforce(|| format!("pack {i}"), |l| l + packed, |l| l + CS::one(), |_| lc.clone());
+            cs.enforce(
+                || format!("pack {i}"),
+                |l| l + packed,
+                |l| l + CS::one(),
+                |_| {
+                    let mut coeff = Scalar::ONE;
+                    let mut lc = LinearCombination::zero();
+                    for &(v, _) in recent.iter() {
+                        lc = lc + (coeff, v);
+                        coeff = coeff.double();
+                    }
+                    lc
+                },
+            );
         }
     }
     bind_output(cs, z, w.output)
