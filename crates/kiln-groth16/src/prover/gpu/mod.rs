@@ -8,31 +8,37 @@
 //! contexts and pinned host buffers. After that, proving makes no allocation, free, trim or
 //! device-wide synchronisation: only copies, launches and waits on the worker's own streams.
 //!
-//! One proof on a worker: a, b, c are copied into pinned host buffers; the H step runs on the
-//! device with the uploads overlapped ([`GpuDomain::h_step_from_host`]) and leaves h on the
-//! device, where the H MSM reads it. The aux scalars are split into 0 / 1 / other on the
-//! device once per query (L over all aux, A and B over their density's variables) and summed
-//! by batch addition plus a tail MSM. B_G2 runs on its own stream, beside the G1 sums. The
-//! input-variable parts (a few hundred points at most) are summed on the CPU meanwhile.
+//! One proof on a worker ([`proof`]): a, b, c land in pinned host buffers (copied, or
+//! evaluated there straight from a recorded shape); the H step runs on the device with the
+//! uploads overlapped ([`GpuDomain::h_step_from_host`]) and leaves h on the device, where the
+//! H MSM reads it. Each query's scalars (L: aux; A: inputs then A's dense aux; B: B's dense
+//! inputs then dense aux) are split into 0 / 1 / other on the device and summed by batch
+//! addition plus a tail MSM. B_G2 runs on its own stream and thread, beside the G1 sums.
+//!
+//! Files: [`options`] (what a user sets), [`job`] (one proof's inputs), [`proof`] (one
+//! proof on one lane); this file builds the prover and spreads a batch over its lanes.
+
+mod job;
+mod options;
+mod proof;
+
+pub use options::{GpuOptions, SrsMode, parse_bytes};
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
-use ff::Field;
-use group::Group;
-use kiln_cuda::cudarc::driver::{CudaSlice, CudaStream, PinnedHostSlice};
+use blstrs::Scalar;
+use kiln_cuda::cudarc::driver::{CudaStream, PinnedHostSlice};
 use kiln_cuda::{Device, DeviceBuf, DeviceMemory, alloc_pinned, check_stream};
 use kiln_field::DeviceLayout;
 use kiln_lock::{Lanes, SharedPolicy, WorkerId};
-use kiln_msm::Density;
-use kiln_msm::gpu::{Curve, GpuBases, MsmContext, Scalars, scratch_bytes};
+use kiln_msm::gpu::{Curve, GpuBases, MsmContext, scratch_bytes};
 use kiln_ntt::Domain;
 use kiln_ntt::gpu::{GpuDomain, h_step_bytes};
 use kiln_vram::{ALIGN, Arena, Plan, PlanInput, SrsPlacement, Vram, measure_free};
-use rayon::prelude::*;
 
-use super::{Prover, Sums, Timings, timed};
+use self::job::{DenseIndex, Job};
+use super::{Prover, Sums, Timings};
 use crate::error::Groth16Error;
 use crate::params::Parameters;
 use crate::recorded::{Shape, Witness};
@@ -43,68 +49,6 @@ const GIB: u64 = 1 << 30;
 const PLANNER: WorkerId = usize::MAX;
 /// Room for the alignment of every buffer taken from an arena (each rounds up to [`ALIGN`]).
 const ALIGN_SLACK: u64 = 64 * ALIGN;
-
-/// How the GPU prover is set up.
-#[derive(Debug, Clone)]
-pub struct GpuOptions {
-    /// CUDA ordinal of the device.
-    pub device: usize,
-    /// Workers (lanes) wanted; the plan may give fewer. Each proves one circuit at a time.
-    pub workers: usize,
-    /// Device bytes the plan may use at most (below what is free): forces the streamed path
-    /// on a large card, for tests. `None`: everything free. `KILN_VRAM_BUDGET` (bytes, or with
-    /// a `G`/`GiB` suffix) sets it from the environment in [`GpuOptions::from_env`].
-    pub vram_budget: Option<u64>,
-    /// Bytes kept free for the driver, kernel stacks and other processes.
-    pub margin_bytes: u64,
-    /// Bases per chunk when the SRS is streamed from host memory.
-    pub stream_chunk: usize,
-}
-
-impl Default for GpuOptions {
-    fn default() -> Self {
-        GpuOptions { device: 0, workers: 2, vram_budget: None, margin_bytes: GIB, stream_chunk: 1 << 20 }
-    }
-}
-
-impl GpuOptions {
-    /// The defaults, with `KILN_VRAM_BUDGET` applied when set.
-    ///
-    /// # Errors
-    /// A value that is not a byte count (e.g. `24G`, `24GiB`, `25769803776`).
-    pub fn from_env() -> Result<Self, String> {
-        let mut o = GpuOptions::default();
-        if let Ok(v) = std::env::var("KILN_VRAM_BUDGET") {
-            o.vram_budget = Some(parse_bytes(&v).map_err(|e| format!("KILN_VRAM_BUDGET: {e}"))?);
-        }
-        Ok(o)
-    }
-}
-
-/// `24G`, `24GiB`, `512M`, `25769803776` → bytes (binary units).
-pub fn parse_bytes(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let (num, mul) = match t.trim_end_matches("iB").trim_end_matches('B') {
-        x if x.ends_with('G') => (&x[..x.len() - 1], GIB),
-        x if x.ends_with('M') => (&x[..x.len() - 1], 1 << 20),
-        x if x.ends_with('K') => (&x[..x.len() - 1], 1 << 10),
-        x => (x, 1),
-    };
-    let n: f64 = num.trim().parse().map_err(|_| format!("{s:?} is not a byte count (e.g. 24G, 512M, 1073741824)"))?;
-    if !(n.is_finite() && n > 0.0) {
-        return Err(format!("{s:?}: a byte count must be positive"));
-    }
-    Ok((n * mul as f64) as u64)
-}
-
-/// Where the SRS lives, as the plan decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SrsMode {
-    /// Uploaded once at start-up and kept on the device.
-    Resident,
-    /// Kept in host memory and streamed through each worker's chunk buffers per proof.
-    Streamed,
-}
 
 /// The five queries on the device, whole (inputs included: a proof's A and B scalars are its
 /// dense input scalars followed by its dense aux scalars, one vector per query).
@@ -428,64 +372,6 @@ impl GpuProver {
     }
 }
 
-/// The positions of the set bits of the A and B densities (over aux, and B's over inputs):
-/// the gathers of a proof's A and B scalars run in parallel over them.
-#[derive(Clone)]
-struct DenseIndex {
-    a_aux: Vec<u32>,
-    b_input: Vec<u32>,
-    b_aux: Vec<u32>,
-}
-
-impl DenseIndex {
-    fn of(a_aux: &Density, b_input: &Density, b_aux: &Density) -> DenseIndex {
-        let idx = |d: &Density| d.iter_ones().map(|i| i as u32).collect();
-        DenseIndex { a_aux: idx(a_aux), b_input: idx(b_input), b_aux: idx(b_aux) }
-    }
-}
-
-/// Where a proof's a, b, c come from.
-enum Abc<'a> {
-    /// Vectors already evaluated (copied into the pinned buffers).
-    Vectors(&'a [Scalar], &'a [Scalar], &'a [Scalar]),
-    /// A recorded shape's products, evaluated straight into the pinned buffers.
-    Recorded(&'a Shape),
-}
-
-/// One proof's inputs to the GPU path.
-struct Job<'a> {
-    input: &'a [Scalar],
-    aux: &'a [Scalar],
-    abc: Abc<'a>,
-    dense: std::borrow::Cow<'a, DenseIndex>,
-}
-
-impl<'a> Job<'a> {
-    fn assigned(asg: &'a Assignment) -> Job<'a> {
-        Job {
-            input: &asg.input,
-            aux: &asg.aux,
-            abc: Abc::Vectors(&asg.a, &asg.b, &asg.c),
-            dense: std::borrow::Cow::Owned(DenseIndex::of(
-                &asg.a_aux_density,
-                &asg.b_input_density,
-                &asg.b_aux_density,
-            )),
-        }
-    }
-
-    fn recorded(shape: &'a Shape, w: &'a Witness, dense: &'a DenseIndex) -> Job<'a> {
-        Job { input: &w.input, aux: &w.aux, abc: Abc::Recorded(shape), dense: std::borrow::Cow::Borrowed(dense) }
-    }
-}
-
-/// `dst` = `head` then `src[i]` for each index, in parallel, reusing `dst`'s capacity.
-fn gather_into(dst: &mut Vec<Scalar>, head: impl Iterator<Item = Scalar>, src: &[Scalar], idx: &[u32]) {
-    dst.clear();
-    dst.extend(head);
-    dst.par_extend(idx.par_iter().map(|&i| src[i as usize]));
-}
-
 /// What one lane's thread returns: (circuit index, its sums, its phase times) per circuit.
 type LaneResult = Result<Vec<(usize, Sums, Timings)>, Groth16Error>;
 
@@ -504,181 +390,4 @@ fn panicked(p: Box<dyn std::any::Any + Send>) -> Groth16Error {
         .or_else(|| p.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".into());
     Groth16Error::Msm(kiln_msm::MsmError::InvalidArgument(format!("a GPU worker thread panicked: {msg}")))
-}
-
-/// Scalars of a streamed sum: host scalars, or a device vector (h).
-#[derive(Clone, Copy)]
-enum Source<'a> {
-    Host(&'a [Scalar]),
-    Device(&'a CudaSlice<u64>),
-}
-
-impl Source<'_> {
-    fn range(&self, start: usize, end: usize) -> Scalars<'_> {
-        match *self {
-            Source::Host(s) => Scalars::Host(&s[start..end]),
-            Source::Device(d) => Scalars::DeviceAt(d, start, end - start),
-        }
-    }
-}
-
-/// Σ over `bases` in chunks through `chunk` (the streamed SRS).
-fn streamed_g1(
-    ctx: &mut MsmContext,
-    chunk: &mut GpuBases,
-    cap: usize,
-    bases: &[G1Affine],
-    scalars: Source<'_>,
-) -> Result<G1Projective, Groth16Error> {
-    let mut acc = G1Projective::identity();
-    for start in (0..bases.len()).step_by(cap.max(1)) {
-        let end = (start + cap).min(bases.len());
-        chunk.load_g1(ctx.stream(), &bases[start..end])?;
-        acc += ctx.msm_g1(chunk, scalars.range(start, end))?;
-    }
-    Ok(acc)
-}
-
-/// The G2 form of [`streamed_g1`].
-fn streamed_g2(
-    ctx: &mut MsmContext,
-    chunk: &mut GpuBases,
-    cap: usize,
-    bases: &[G2Affine],
-    scalars: &[Scalar],
-) -> Result<G2Projective, Groth16Error> {
-    let mut acc = G2Projective::identity();
-    for start in (0..bases.len()).step_by(cap.max(1)) {
-        let end = (start + cap).min(bases.len());
-        chunk.load_g2(ctx.stream(), &bases[start..end])?;
-        acc += ctx.msm_g2(chunk, Scalars::Host(&scalars[start..end]))?;
-    }
-    Ok(acc)
-}
-
-/// Σ scalars·bases over a resident G1 base set through the 0/1/other split.
-fn split_g1(ctx: &mut MsmContext, bases: &GpuBases, scalars: &[Scalar]) -> Result<G1Projective, Groth16Error> {
-    if scalars.is_empty() {
-        return Ok(G1Projective::identity());
-    }
-    let split = ctx.split(Scalars::Host(scalars))?;
-    Ok(ctx.msm_g1_split(bases, &split)?)
-}
-
-impl GpuProver {
-    /// The sums of one circuit on worker `lane`.
-    /// The sums of one circuit, for caller thread `worker` (one thread per worker id).
-    fn sums_on(&self, worker: WorkerId, job: &Job<'_>, t: &mut Timings) -> Result<Sums, Groth16Error> {
-        let state = self.state();
-        // The policy hands out a lane (an arena, its buffers and streams), held from the
-        // uploads to the last sum; lanes run side by side, only the exclusive section (never
-        // taken while proving) waits for them all.
-        let memory = self.policy.memory(worker)?;
-        let lane = memory.lane().unwrap_or(worker).min(state.workers.len() - 1);
-        let mut guard = state.workers[lane].lock().unwrap_or_else(|e| e.into_inner());
-        let Worker { stream, copy, abc, host_abc, g1, g2, chunks, a_scalars, b_scalars } = &mut *guard;
-        let p = &*self.params;
-        let n = self.sizing.n;
-
-        // Host preparation: a, b, c into the pinned buffers (zero beyond the constraints), and
-        // the scalars of the A and B queries (all inputs then A's dense aux; B's dense inputs
-        // then B's dense aux, as the queries hold their bases).
-        timed(&mut t.prepare, || -> Result<_, Groth16Error> {
-            let mut views = Vec::with_capacity(3);
-            for host in host_abc.iter_mut() {
-                let words = host.as_mut_slice().map_err(|e| kiln_cuda::CudaError::driver("pinned buffer wait", e))?;
-                views.push(Scalar::from_u64s_mut(words).map_err(kiln_ntt::NttError::from)?);
-            }
-            let [a, b, c]: [&mut [Scalar]; 3] = views.try_into().unwrap_or_else(|_| unreachable!("three buffers"));
-            const PIECE: usize = 1 << 13;
-            let m = match job.abc {
-                Abc::Vectors(va, vb, vc) => {
-                    for (dst, src) in [(&mut *a, va), (&mut *b, vb), (&mut *c, vc)] {
-                        dst[..src.len()]
-                            .par_chunks_mut(PIECE)
-                            .zip(src.par_chunks(PIECE))
-                            .for_each(|(d, s)| d.copy_from_slice(s));
-                    }
-                    va.len()
-                }
-                Abc::Recorded(shape) => {
-                    let m = shape.num_constraints();
-                    shape.evaluate_into(job.input, job.aux, &mut a[..m], &mut b[..m], &mut c[..m])?;
-                    m
-                }
-            };
-            for dst in [a, b, c] {
-                dst[m..].par_chunks_mut(PIECE).for_each(|d| d.fill(Scalar::ZERO));
-            }
-            let d = &job.dense;
-            gather_into(a_scalars, job.input.iter().copied(), job.aux, &d.a_aux);
-            gather_into(b_scalars, d.b_input.iter().map(|&i| job.input[i as usize]), job.aux, &d.b_aux);
-            Ok(())
-        })?;
-        let compute = memory.into_compute()?;
-
-        let (g1_chunk, g2_chunk) = match chunks {
-            Some((c1, c2)) => (Some(c1), Some(c2)),
-            None => (None, None),
-        };
-        let srs = state.srs.as_ref();
-        let g1_cap = g1.capacity();
-        let g2_cap = g2.capacity();
-
-        std::thread::scope(|sc| -> Result<Sums, Groth16Error> {
-            // B_G2 on its own stream and thread, beside everything below.
-            let b_scalars: &[Scalar] = b_scalars;
-            let a_scalars: &[Scalar] = a_scalars;
-            let g2_job = sc.spawn(move || -> Result<(G2Projective, Duration), Groth16Error> {
-                let start = Instant::now();
-                let sum = match (srs, g2_chunk) {
-                    (Some(_), _) if b_scalars.is_empty() => G2Projective::identity(),
-                    (Some(srs), _) => {
-                        let split = g2.split(Scalars::Host(b_scalars))?;
-                        g2.msm_g2_split(&srs.b_g2, &split)?
-                    }
-                    (None, Some(chunk)) => streamed_g2(g2, chunk, g2_cap, &p.b_g2, b_scalars)?,
-                    (None, None) => unreachable!("a streamed worker has chunk buffers"),
-                };
-                Ok((sum, start.elapsed()))
-            });
-
-            let [a_dev, b_dev, c_dev] = abc;
-            timed(&mut t.h_poly, || -> Result<(), Groth16Error> {
-                let [ha, hb, hc] = &*host_abc;
-                state.domain.h_step_from_host(stream, copy, ha, hb, hc, a_dev, b_dev, c_dev)?;
-                check_stream(stream)?;
-                Ok(())
-            })?;
-            let mut g1_chunk = g1_chunk;
-            let (h_sum, l_sum) = timed(&mut t.msm_h_l, || -> Result<_, Groth16Error> {
-                match (srs, g1_chunk.as_deref_mut()) {
-                    (Some(srs), _) => {
-                        let h = g1.msm_g1(&srs.h, Scalars::Device(a_dev, n - 1))?;
-                        Ok((h, split_g1(g1, &srs.l, job.aux)?))
-                    }
-                    (None, Some(chunk)) => {
-                        let h = streamed_g1(g1, chunk, g1_cap, &p.h, Source::Device(a_dev))?;
-                        let l = streamed_g1(g1, chunk, g1_cap, &p.l, Source::Host(job.aux))?;
-                        Ok((h, l))
-                    }
-                    (None, None) => unreachable!("a streamed worker has chunk buffers"),
-                }
-            })?;
-            let (a_sum, b1_sum) = timed(&mut t.msm_a_b_g1, || -> Result<_, Groth16Error> {
-                match (srs, g1_chunk) {
-                    (Some(srs), _) => Ok((split_g1(g1, &srs.a, a_scalars)?, split_g1(g1, &srs.b_g1, b_scalars)?)),
-                    (None, Some(chunk)) => Ok((
-                        streamed_g1(g1, chunk, g1_cap, &p.a, Source::Host(a_scalars))?,
-                        streamed_g1(g1, chunk, g1_cap, &p.b_g1, Source::Host(b_scalars))?,
-                    )),
-                    (None, None) => unreachable!("a streamed worker has chunk buffers"),
-                }
-            })?;
-            let (b2_sum, g2_time) = g2_job.join().unwrap_or_else(|e| Err(panicked(e)))?;
-            t.msm_b_g2 += g2_time;
-            drop(compute);
-            Ok(Sums { a: a_sum, b_g1: b1_sum, b_g2: b2_sum, h: h_sum, l: l_sum })
-        })
-    }
 }
