@@ -111,6 +111,7 @@ impl BatchReport {
 const PENDING: u8 = 0;
 const PROVING: u8 = 1;
 const CANCELLED: u8 = 2;
+const FINISHED: u8 = 3;
 
 /// What the CPU stage takes: a submitted job.
 struct Submitted {
@@ -146,6 +147,8 @@ impl Batch {
     }
 
     fn send(&self, outcome: JobOutcome) {
+        // Whatever happened, the job is over: `cancel` can no longer claim it.
+        self.state(outcome.index).store(FINISHED, Ordering::SeqCst);
         self.collector.add(|m| {
             if outcome.result.is_ok() {
                 m.jobs_done += 1;
@@ -398,7 +401,7 @@ impl BatchHandle {
 
     /// Cancels `job` if it is of this batch and its proving has not started: then it fails
     /// with [`JobError::Cancelled`] and `true` is returned. A proof already being made is
-    /// finished (`false`).
+    /// finished, and a job with a result keeps it (`false`).
     pub fn cancel(&self, job: JobId) -> bool {
         let Some(index) = self.ids.iter().position(|&id| id == job) else { return false };
         self.batch.state(index).compare_exchange(PENDING, CANCELLED, Ordering::SeqCst, Ordering::SeqCst).is_ok()
