@@ -15,8 +15,17 @@ const ARCHIVE: &str = "bundle.tar.xz";
 const MAX_BYTES: u64 = 60 << 20;
 
 /// Packages whose test binaries hold GPU tests (those depending on kiln-cuda).
-const GPU_PACKAGES: &[&str] =
-    &["kiln-kernels", "kiln-cuda", "kiln-field", "kiln-vram", "kiln-lock", "kiln-ntt", "kiln-msm", "kiln-groth16"];
+const GPU_PACKAGES: &[&str] = &[
+    "kiln-kernels",
+    "kiln-cuda",
+    "kiln-field",
+    "kiln-vram",
+    "kiln-lock",
+    "kiln-ntt",
+    "kiln-msm",
+    "kiln-groth16",
+    "kiln-sched",
+];
 
 pub fn gpu_bundle(sh: &Shell, args: &[String]) -> Result {
     let mut archs = "90".to_string();

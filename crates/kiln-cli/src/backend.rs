@@ -26,18 +26,36 @@ pub struct BackendArgs {
     /// GPU: the CUDA device ordinal.
     #[arg(long, default_value_t = 0)]
     device: usize,
-    /// GPU: workers (lanes) wanted; the VRAM plan may give fewer.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
-    workers: u32,
+    /// Workers: on the GPU the lanes wanted of the VRAM plan (it may give fewer; `auto`: 2);
+    /// with `bench --partitions` also the orchestrator's proving workers (`auto`: one per
+    /// lane granted, 1 on the CPU). `auto` or 1 to 64.
+    #[arg(long, default_value = "auto", value_parser = parse_workers)]
+    workers: kiln_sched::Workers,
     /// GPU: device memory the plan may use at most, e.g. 24G (default: all that is free;
     /// also KILN_VRAM_BUDGET). A budget below the SRS's size selects the streamed SRS.
     #[arg(long, value_parser = kiln_groth16::parse_bytes)]
     vram_budget: Option<u64>,
 }
 
+/// `auto` or 1..=64.
+fn parse_workers(s: &str) -> Result<kiln_sched::Workers, String> {
+    if s == "auto" {
+        return Ok(kiln_sched::Workers::Auto);
+    }
+    match s.parse::<usize>() {
+        Ok(n @ 1..=64) => Ok(kiln_sched::Workers::Fixed(n)),
+        _ => Err(format!("{s:?}: expected `auto` or a number of workers from 1 to 64")),
+    }
+}
+
 impl BackendArgs {
+    /// `--workers` for the orchestrator.
+    pub fn workers(&self) -> kiln_sched::Workers {
+        self.workers
+    }
+
     /// Builds the prover over `params`. `quiet` silences the note saying which backend runs.
-    pub fn prover(&self, params: Arc<Parameters>, quiet: bool) -> Result<Box<dyn Prover + Send>, CliError> {
+    pub fn prover(&self, params: Arc<Parameters>, quiet: bool) -> Result<Box<dyn Prover + Send + Sync>, CliError> {
         let usable = || -> Result<(), String> {
             let d = kiln_cuda::Device::open(self.device).map_err(|e| e.to_string())?;
             let info = d.info().map_err(|e| e.to_string())?;
@@ -73,7 +91,9 @@ impl BackendArgs {
         }
         let mut options = GpuOptions::from_env().map_err(CliError::Environment)?;
         options.device = self.device;
-        options.workers = self.workers as usize;
+        if let kiln_sched::Workers::Fixed(n) = self.workers {
+            options.workers = n;
+        }
         if self.vram_budget.is_some() {
             options.vram_budget = self.vram_budget;
         }

@@ -135,6 +135,12 @@ pub struct BenchArgs {
     /// Skip the verification of each proof before it is returned (time the prover alone).
     #[arg(long)]
     no_verify: bool,
+    /// `kiln bench` only: prove this many equally shaped circuits (seeds seed, seed + 1, ...)
+    /// through the orchestrator (kiln-sched) and report the wall time, proofs per minute and
+    /// the prover's busy fraction instead of single-proof phases (`--workers`: how many
+    /// prove at once); 0 (default): single proofs.
+    #[arg(long, default_value_t = 0, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=MAX_REPEAT))]
+    partitions: usize,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -459,8 +465,12 @@ fn print_timings(t: &Timings) {
     println!("{:<16} {:<5} {:>10.1}", "total", "", ms(t.total()));
 }
 
-/// `kiln bench`: median per-phase proving time over repeats.
+/// `kiln bench`: median per-phase proving time over repeats, or with `--partitions` a batch
+/// through the orchestrator.
 pub fn bench(args: &BenchArgs) -> CmdResult {
+    if args.partitions > 0 {
+        return bench_partitions(args);
+    }
     let r = run_bench(args)?;
     report(args, &r, false)
 }
@@ -470,6 +480,77 @@ pub fn demo(args: &BenchArgs) -> CmdResult {
     let args = BenchArgs { repeat: 1, ..args.clone() };
     let r = run_bench(&args)?;
     report(&args, &r, true)
+}
+
+/// `kiln bench --partitions N`: N equally shaped circuits (one recorded shape) through
+/// kiln-sched's CPU witness stage and proving workers; every proof verified.
+fn bench_partitions(args: &BenchArgs) -> CmdResult {
+    let c = &args.circuit;
+    let (params, _, _) = cached_params(c.circuit(), c.log_size, args.json)?;
+    let params = std::sync::Arc::new(params);
+    let prover: kiln_sched::SharedProver = args.backend.prover(params, args.json)?.into();
+    let backend = prover.name();
+    let shape = std::sync::Arc::new(kiln_groth16::Shape::record(c.circuit())?);
+    let options = ProveOptions { verify: !args.no_verify, ..ProveOptions::default() };
+    let config = kiln_sched::Config { workers: args.backend.workers(), options, ..kiln_sched::Config::default() };
+    let scheduler = kiln_sched::Scheduler::new(vec![prover], config)?;
+    let mut seeds = rand::rngs::OsRng;
+    let jobs = (0..args.partitions as u64)
+        .map(|i| {
+            let (r, s) = (Scalar::random(&mut seeds), Scalar::random(&mut seeds));
+            kiln_sched::Job::new(c.circuit_at(i), kiln_sched::Randomness::Given(r, s))
+        })
+        .collect();
+    let report = scheduler.run(shape, jobs)?;
+    let m = report.metrics.clone();
+    let proofs = report.into_proofs()?;
+    if args.json {
+        let out = json!({
+            "circuit": c.circuit.to_string(),
+            "log_size": c.log_size,
+            "backend": backend,
+            "partitions": proofs.len(),
+            "workers": m.workers,
+            "cpu_threads": m.cpu_threads,
+            "queue_depth": m.queue_depth,
+            "wall_ms": ms(m.wall),
+            "proofs_per_minute": m.proofs_per_minute(),
+            "busy_fraction": m.busy_fraction(),
+            "queue_wait_ms": ms(m.queue_wait),
+            "feed_wait_ms": ms(m.feed_wait),
+            "backpressure_wait_ms": ms(m.backpressure_wait),
+            "starved_wait_ms": ms(m.starved_wait),
+            "peak_queue_depth": m.peak_queue_depth,
+            "peak_witnesses": m.peak_witnesses,
+            "prove_ms": timings_json(&m.timings),
+            "verified": !args.no_verify,
+        });
+        println!("{out}");
+    } else {
+        println!("circuit   {} with 2^{} constraints, backend {}", c.circuit, c.log_size, backend);
+        println!(
+            "batch     {} partitions, {} proving workers, {} CPU threads, queue depth {}",
+            proofs.len(),
+            m.workers,
+            m.cpu_threads,
+            m.queue_depth
+        );
+        println!("wall      {:.1} ms: {:.1} proofs/minute", ms(m.wall), m.proofs_per_minute());
+        println!("busy      {:.1}% of the wall time at least one worker was proving", 100.0 * m.busy_fraction());
+        println!(
+            "waits     queue {:.1} ms, backpressure {:.1} ms, workers starved {:.1} ms (summed); peak queue {}, \
+             peak witnesses {}",
+            ms(m.queue_wait),
+            ms(m.backpressure_wait),
+            ms(m.starved_wait),
+            m.peak_queue_depth,
+            m.peak_witnesses
+        );
+        println!("phases summed over the batch:");
+        print_timings(&m.timings);
+        println!("verify    {}", if args.no_verify { "skipped (--no-verify)" } else { "every proof VERIFIED" });
+    }
+    Ok(())
 }
 
 fn report(args: &BenchArgs, r: &RunReport, demo: bool) -> CmdResult {

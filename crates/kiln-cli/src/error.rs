@@ -78,6 +78,12 @@ pub enum CliError {
         /// Why it cannot be used.
         reason: String,
     },
+    /// The orchestrator could not start (`kiln bench --partitions`).
+    #[error(transparent)]
+    Sched(#[from] kiln_sched::SchedError),
+    /// A job of the orchestrator made no proof (boxed, as `Prove`).
+    #[error(transparent)]
+    Job(Box<kiln_sched::JobError>),
     /// An environment variable has a value kiln cannot use (the message names it).
     #[error("{0}")]
     Environment(String),
@@ -86,6 +92,12 @@ pub enum CliError {
 impl From<Groth16Error> for CliError {
     fn from(e: Groth16Error) -> Self {
         CliError::Prove(Box::new(e))
+    }
+}
+
+impl From<kiln_sched::JobError> for CliError {
+    fn from(e: kiln_sched::JobError) -> Self {
+        CliError::Job(Box::new(e))
     }
 }
 
@@ -102,7 +114,7 @@ impl CliError {
             CliError::Params(_) => "params",
             CliError::Output(_) => "output",
             CliError::ProofIo { .. } | CliError::ProofFile { .. } | CliError::ProofIsDirectory { .. } => "proof_file",
-            CliError::Prove(_) => "prove",
+            CliError::Prove(_) | CliError::Sched(_) | CliError::Job(_) => "prove",
             CliError::Verify(_) => "verify",
             CliError::NotVerified { .. } => "not_verified",
             CliError::Cache { .. } => "cache",

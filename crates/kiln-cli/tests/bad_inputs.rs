@@ -178,6 +178,26 @@ fn counts_are_checked_before_any_work() {
     }
 }
 
+/// `bench --partitions` runs a batch through the orchestrator; its worker count is checked
+/// before any work.
+#[test]
+fn bench_partitions_go_through_the_orchestrator() {
+    for workers in ["0", "65", "many"] {
+        let o = kiln_run(&[&["bench"][..], &CIRCUIT, &["--partitions", "2", "--workers", workers]].concat());
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "--workers {workers}: {err}");
+        assert!(err.contains("--workers") && !err.contains("panicked"), "--workers {workers}: {err}");
+    }
+    let args = ["bench", "--backend", "cpu", "--partitions", "3", "--workers", "2", "--json"];
+    let o = kiln_run(&[&args[..], &CIRCUIT].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("stdout is one JSON object");
+    assert_eq!((v["partitions"].as_u64(), v["workers"].as_u64()), (Some(3), Some(2)), "{v}");
+    assert_eq!(v["verified"], true, "{v}");
+    let busy = v["busy_fraction"].as_f64().unwrap();
+    assert!(busy > 0.0 && busy <= 1.0, "{v}");
+}
+
 /// Item 4: proofs are made in batches and streamed to the output: more proofs than one
 /// batch come out in order (proof i for seed + i) and verify.
 #[test]

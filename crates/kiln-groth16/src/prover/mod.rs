@@ -68,6 +68,13 @@ pub trait Prover: Sync {
         false
     }
 
+    /// How many proofs it can work on at once when called from that many threads (one circuit
+    /// per call): the GPU prover's lanes (its VRAM plan's workers), 1 for the CPU prover,
+    /// whose phases already use every core. A scheduler runs this many proving workers.
+    fn lanes(&self) -> usize {
+        1
+    }
+
     /// The sums of each synthesized circuit of a batch (shapes already checked against the
     /// parameters), adding the time of each phase to `t`.
     fn sums(&self, assignments: &[Assignment], t: &mut Timings) -> Result<Vec<Sums>, Groth16Error>;
@@ -218,6 +225,28 @@ where
     };
     let witnesses: Vec<Witness> =
         timed(&mut t.synthesis, || circuits.into_par_iter().map(|c| shape.witness(c)).collect::<Result<_, _>>())?;
+    let proofs = prove_witnesses(prover, shape, &witnesses, r_s, options, &mut t)?;
+    Ok((proofs, t))
+}
+
+/// Proves witnesses already generated through a recorded `shape` ([`Shape::witness`]): the
+/// shape checked against the parameters, (optionally) every a·b = c, the prover's sums
+/// ([`Prover::sums_recorded`]), the epilogue and (by default) the verification of every proof.
+///
+/// The proving half of [`create_proofs_recorded`], public so that a scheduler can generate
+/// witnesses on its CPU stage and prove them on another (`kiln-sched`); `witnesses[i]` is
+/// proved with `r_s[i]`.
+pub fn prove_witnesses<P: Prover + ?Sized>(
+    prover: &P,
+    shape: &Shape,
+    witnesses: &[Witness],
+    r_s: &[(Scalar, Scalar)],
+    options: ProveOptions,
+    t: &mut Timings,
+) -> Result<Vec<Proof>, Groth16Error> {
+    if r_s.len() != witnesses.len() {
+        return Err(Groth16Error::Randomness { got: r_s.len(), circuits: witnesses.len() });
+    }
     let params = prover.parameters();
     check_shape(&shape_counts(shape), params)?;
     if options.check_satisfied {
@@ -228,12 +257,11 @@ where
         }
     }
     if witnesses.is_empty() {
-        return Ok((Vec::new(), t));
+        return Ok(Vec::new());
     }
-    let sums = prover.sums_recorded(shape, &witnesses, &mut t)?;
+    let sums = prover.sums_recorded(shape, witnesses, t)?;
     let inputs: Vec<&[Scalar]> = witnesses.iter().map(|w| &w.input[..]).collect();
-    let proofs = finish(prover, &sums, &inputs, r_s, options, &mut t)?;
-    Ok((proofs, t))
+    finish(prover, &sums, &inputs, r_s, options, t)
 }
 
 /// Proves already synthesized circuits: shape checks, the prover's sums, the epilogue, and

@@ -24,6 +24,7 @@ mod proof;
 
 pub use options::{GpuOptions, SrsMode, parse_bytes};
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -130,6 +131,10 @@ pub struct GpuProver {
     state: Option<State>,
     /// The plan's arenas and the domain's, released under the exclusive section on drop.
     memory: Option<(Vram, Arena)>,
+    /// The next caller id handed to the lane policy: every proving thread gets its own, so
+    /// that concurrent calls (a scheduler's workers, one circuit each) each take a free lane
+    /// instead of colliding on one id.
+    callers: AtomicUsize,
 }
 
 impl std::fmt::Debug for GpuProver {
@@ -186,8 +191,17 @@ impl GpuProver {
             SrsPlacement::Resident => SrsMode::Resident,
             SrsPlacement::Streamed => SrsMode::Streamed,
         };
-        let mut prover =
-            GpuProver { params, device, policy, plan, mode, sizing, state: None, memory: Some((vram, domain_arena)) };
+        let mut prover = GpuProver {
+            params,
+            device,
+            policy,
+            plan,
+            mode,
+            sizing,
+            state: None,
+            memory: Some((vram, domain_arena)),
+            callers: AtomicUsize::new(0),
+        };
         // On error, dropping `prover` gives the arenas back.
         prover.state = Some(prover.fill(chunk, streamed_cap)?);
         Ok(prover)
@@ -320,6 +334,10 @@ impl Prover for GpuProver {
         true
     }
 
+    fn lanes(&self) -> usize {
+        self.plan.workers
+    }
+
     fn sums(&self, assignments: &[Assignment], t: &mut Timings) -> Result<Vec<Sums>, Groth16Error> {
         let jobs: Vec<Job<'_>> = assignments.iter().map(Job::assigned).collect();
         self.run_jobs(&jobs, t)
@@ -333,6 +351,12 @@ impl Prover for GpuProver {
 }
 
 impl GpuProver {
+    /// A caller id of its own for one proving thread (never [`PLANNER`]): the policy hands
+    /// lanes out per id, and one id may hold one lane at a time.
+    fn caller(&self) -> WorkerId {
+        self.callers.fetch_add(1, Ordering::Relaxed) % PLANNER
+    }
+
     /// The sums of every job, spread over the lanes (one thread per lane, each taking the next
     /// job; the lanes' streams run side by side).
     fn run_jobs(&self, jobs: &[Job<'_>], t: &mut Timings) -> Result<Vec<Sums>, Groth16Error> {
@@ -340,21 +364,23 @@ impl GpuProver {
         let assignments = jobs;
         let lanes = state.workers.len().min(assignments.len()).max(1);
         if lanes == 1 {
-            return assignments.iter().map(|job| self.sums_on(0, job, t)).collect();
+            let caller = self.caller();
+            return assignments.iter().map(|job| self.sums_on(caller, job, t)).collect();
         }
         // Several lanes: each thread takes the next circuit; the lanes' streams run side by side.
-        let next = std::sync::atomic::AtomicUsize::new(0);
+        let next = AtomicUsize::new(0);
         let results: Vec<LaneResult> = std::thread::scope(|sc| {
             let handles: Vec<_> = (0..lanes)
-                .map(|lane| {
+                .map(|_| {
                     let next = &next;
+                    let caller = self.caller();
                     sc.spawn(move || {
                         let mut out = Vec::new();
                         loop {
-                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let i = next.fetch_add(1, Ordering::Relaxed);
                             let Some(job) = assignments.get(i) else { return Ok(out) };
                             let mut ti = Timings::default();
-                            out.push((i, self.sums_on(lane, job, &mut ti)?, ti));
+                            out.push((i, self.sums_on(caller, job, &mut ti)?, ti));
                         }
                     })
                 })

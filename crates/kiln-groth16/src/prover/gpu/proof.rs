@@ -77,7 +77,8 @@ fn split_g1(ctx: &mut MsmContext, bases: &GpuBases, scalars: &[Scalar]) -> Resul
 }
 
 impl GpuProver {
-    /// The sums of one circuit, for caller thread `worker` (one thread per worker id).
+    /// The sums of one circuit, on the lane the policy hands to caller `worker` (one id per
+    /// proving thread: [`GpuProver::caller`]).
     pub(super) fn sums_on(&self, worker: WorkerId, job: &Job<'_>, t: &mut Timings) -> Result<Sums, Groth16Error> {
         let state = self.state();
         // The policy hands out a lane (an arena, its buffers and streams), held from the

@@ -1,0 +1,138 @@
+//! What a batch did: per-stage waits, jobs done and failed, how busy the proving stage was,
+//! and how full the queue between the stages got.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use kiln_groth16::Timings;
+
+/// A batch's figures, complete once [`crate::BatchHandle::wait`] returns them.
+#[derive(Debug, Clone, Default)]
+pub struct Metrics {
+    /// Submission to the last result.
+    pub wall: Duration,
+    /// Jobs submitted.
+    pub jobs: usize,
+    /// Jobs that gave a proof (verified, unless the options turned verification off).
+    pub jobs_done: usize,
+    /// Jobs that failed (any [`crate::JobError`]).
+    pub jobs_failed: usize,
+    /// Threads of the CPU (witness) stage.
+    pub cpu_threads: usize,
+    /// Proving workers.
+    pub workers: usize,
+    /// Capacity of the queue of witnesses between the stages.
+    pub queue_depth: usize,
+    /// Summed over jobs: submission until a CPU thread took the job.
+    pub feed_wait: Duration,
+    /// Summed over CPU threads: time blocked on the full queue (backpressure: the proving
+    /// stage is the bottleneck when this is large).
+    pub backpressure_wait: Duration,
+    /// Summed over jobs: witness ready until a proving worker took it.
+    pub queue_wait: Duration,
+    /// Summed over proving workers: time waiting for a witness (the CPU stage is the
+    /// bottleneck when this is large).
+    pub starved_wait: Duration,
+    /// Time at least one worker was proving (the union of the proving intervals).
+    pub proving_busy: Duration,
+    /// Most witnesses ever waiting in the queue at once (at most `queue_depth`).
+    pub peak_queue_depth: usize,
+    /// Most witnesses ever alive at once: generated and not yet dropped by the proving stage.
+    /// At most `queue_depth + cpu_threads + workers` (one blocked on the full queue per CPU
+    /// thread, one being proved per worker), however many jobs were submitted.
+    pub peak_witnesses: usize,
+    /// The phases of every proof, summed (witness generation counted as synthesis).
+    pub timings: Timings,
+}
+
+impl Metrics {
+    /// `proving_busy / wall`: the share of the wall time the prover was kept working.
+    pub fn busy_fraction(&self) -> f64 {
+        if self.wall.is_zero() { 0.0 } else { self.proving_busy.as_secs_f64() / self.wall.as_secs_f64() }
+    }
+
+    /// Proofs made per minute of wall time.
+    pub fn proofs_per_minute(&self) -> f64 {
+        if self.wall.is_zero() { 0.0 } else { self.jobs_done as f64 * 60.0 / self.wall.as_secs_f64() }
+    }
+}
+
+/// The live counters the stages update; turned into [`Metrics`] at the end.
+#[derive(Debug, Default)]
+pub(crate) struct Collector {
+    pub(crate) figures: Mutex<Metrics>,
+    busy: Mutex<BusyClock>,
+    witnesses: AtomicUsize,
+    peak_witnesses: AtomicUsize,
+    peak_queue: AtomicUsize,
+}
+
+/// The union of overlapping proving intervals: counts from the first worker starting to the
+/// last one stopping, so two workers proving side by side count once.
+#[derive(Debug, Default)]
+struct BusyClock {
+    active: usize,
+    since: Option<Instant>,
+    total: Duration,
+}
+
+impl Collector {
+    /// Adds to the summed figures.
+    pub(crate) fn add(&self, f: impl FnOnce(&mut Metrics)) {
+        f(&mut self.figures.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+
+    pub(crate) fn proving_started(&self) {
+        let mut b = self.busy.lock().unwrap_or_else(|e| e.into_inner());
+        if b.active == 0 {
+            b.since = Some(Instant::now());
+        }
+        b.active += 1;
+    }
+
+    pub(crate) fn proving_stopped(&self) {
+        let mut b = self.busy.lock().unwrap_or_else(|e| e.into_inner());
+        b.active -= 1;
+        if b.active == 0 {
+            let since = b.since.take();
+            b.total += since.map_or(Duration::ZERO, |s| s.elapsed());
+        }
+    }
+
+    pub(crate) fn witness_made(&self) {
+        let now = self.witnesses.fetch_add(1, Ordering::SeqCst) + 1;
+        self.peak_witnesses.fetch_max(now, Ordering::SeqCst);
+    }
+
+    pub(crate) fn witness_dropped(&self) {
+        self.witnesses.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    pub(crate) fn queue_length(&self, len: usize) {
+        self.peak_queue.fetch_max(len, Ordering::Relaxed);
+    }
+
+    /// The final figures, with `wall` measured by the caller.
+    pub(crate) fn finish(&self, wall: Duration) -> Metrics {
+        let mut m = self.figures.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        m.wall = wall;
+        m.proving_busy = self.busy.lock().unwrap_or_else(|e| e.into_inner()).total;
+        m.peak_witnesses = self.peak_witnesses.load(Ordering::SeqCst);
+        m.peak_queue_depth = self.peak_queue.load(Ordering::Relaxed);
+        m
+    }
+}
+
+/// Adds `o`'s phases to `t`.
+pub(crate) fn add_timings(t: &mut Timings, o: &Timings) {
+    t.synthesis += o.synthesis;
+    t.prepare += o.prepare;
+    t.h_poly += o.h_poly;
+    t.msm_h_l += o.msm_h_l;
+    t.msm_a_b_g1 += o.msm_a_b_g1;
+    t.msm_b_g2 += o.msm_b_g2;
+    t.epilogue += o.epilogue;
+    t.verify += o.verify;
+    t.on_gpu |= o.on_gpu;
+}

@@ -1,0 +1,472 @@
+//! The pipeline: a bounded pool of CPU threads makes witnesses into a bounded queue; proving
+//! workers (one per prover lane) take them one at a time.
+//!
+//! Why this shape: ARCHITECTURE.md §1. Keeping a GPU busy means preparing the next proof on
+//! the CPU while the current one is on the device; the two-lock design that tried it issued
+//! device-global calls while another worker computed. Here the scheduler never touches the
+//! device: each worker calls [`prove_witnesses`] for one job, and the prover takes a lane of
+//! its kiln-lock policy for it (arenas, streams, nothing device-global). Overlap comes from
+//! the stages running side by side, not from splitting a prover's locks.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam::channel::{self, Receiver, Sender};
+use kiln_groth16::{Proof, ProveOptions, Prover, Scalar, Shape, Timings, Witness, prove_witnesses};
+
+use crate::error::{JobError, SchedError, Stage, panic_message};
+use crate::job::{Job, JobId};
+use crate::metrics::{Collector, Metrics, add_timings};
+
+/// A prover shared by the proving workers (a CPU prover, or one GPU).
+pub type SharedProver = Arc<dyn Prover + Send + Sync>;
+
+/// How many proving workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workers {
+    /// One per lane of every prover ([`Prover::lanes`]: a GPU prover's VRAM plan workers, 1
+    /// for the CPU prover).
+    Auto,
+    /// This many, spread over the provers in turn. More than the provers' lanes only queue
+    /// inside the provers (a worker waits for a free lane).
+    Fixed(usize),
+}
+
+/// How a [`Scheduler`] runs its batches.
+#[derive(Debug, Clone, Copy)]
+pub struct Config {
+    /// Threads of the CPU (witness) stage per batch.
+    pub cpu_threads: usize,
+    /// Witnesses that may wait between the stages. With `cpu_threads` and the workers it
+    /// bounds the witnesses in memory: `queue_depth + cpu_threads + workers`, whatever the
+    /// number of jobs submitted.
+    pub queue_depth: usize,
+    /// Proving workers.
+    pub workers: Workers,
+    /// Options of every proof (verification on by default: no unverified proof is returned).
+    pub options: ProveOptions,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            cpu_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            // Two witnesses per worker would be enough to hide the hand-over; a small constant
+            // keeps host memory predictable at large sizes (a 2^27 witness is ~4 GiB).
+            queue_depth: 2,
+            workers: Workers::Auto,
+            options: ProveOptions::default(),
+        }
+    }
+}
+
+/// Takes batches of equally shaped jobs and proves them on its provers.
+pub struct Scheduler {
+    provers: Vec<SharedProver>,
+    config: Config,
+    next_id: AtomicU64,
+}
+
+impl std::fmt::Debug for Scheduler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<String> = self.provers.iter().map(|p| p.name()).collect();
+        f.debug_struct("Scheduler").field("provers", &names).field("config", &self.config).finish()
+    }
+}
+
+/// One job's result.
+#[derive(Debug)]
+pub struct JobOutcome {
+    /// The job.
+    pub job: JobId,
+    /// Its position in the submitted batch.
+    pub index: usize,
+    /// The proof, or why there is none.
+    pub result: Result<Proof, JobError>,
+    /// Its phases (witness generation counted as synthesis).
+    pub timings: Timings,
+}
+
+/// A finished batch: every job's outcome in submission order, and the batch's figures.
+#[derive(Debug)]
+pub struct BatchReport {
+    /// One per job, in submission order.
+    pub outcomes: Vec<JobOutcome>,
+    /// What the batch did.
+    pub metrics: Metrics,
+}
+
+impl BatchReport {
+    /// The proofs in submission order, or the first job's error.
+    pub fn into_proofs(self) -> Result<Vec<Proof>, JobError> {
+        self.outcomes.into_iter().map(|o| o.result).collect()
+    }
+}
+
+// A job's state, shared by the stages and `cancel`: a job is cancelled only while pending,
+// so `cancel` returning true means it will fail as cancelled (never half proved).
+const PENDING: u8 = 0;
+const PROVING: u8 = 1;
+const CANCELLED: u8 = 2;
+const FINISHED: u8 = 3;
+
+/// What the CPU stage takes: a submitted job.
+struct Submitted {
+    index: usize,
+    id: JobId,
+    job: Job,
+    at: Instant,
+}
+
+/// What the proving stage takes: a witness ready to prove.
+struct Ready {
+    index: usize,
+    id: JobId,
+    witness: Witness,
+    r_s: (Scalar, Scalar),
+    deadline: Option<Instant>,
+    timings: Timings,
+    at: Instant,
+}
+
+/// What both stages share for one batch.
+struct Batch {
+    shape: Arc<Shape>,
+    states: Vec<AtomicU8>,
+    collector: Collector,
+    options: ProveOptions,
+    results: Sender<JobOutcome>,
+}
+
+impl Batch {
+    fn state(&self, index: usize) -> &AtomicU8 {
+        &self.states[index]
+    }
+
+    fn send(&self, outcome: JobOutcome) {
+        // Whatever happened, the job is over: `cancel` can no longer claim it.
+        self.state(outcome.index).store(FINISHED, Ordering::SeqCst);
+        self.collector.add(|m| {
+            if outcome.result.is_ok() {
+                m.jobs_done += 1;
+            } else {
+                m.jobs_failed += 1;
+            }
+            add_timings(&mut m.timings, &outcome.timings);
+        });
+        if let Err(e) = &outcome.result {
+            tracing::debug!(job = outcome.job, "job failed: {e}");
+        }
+        // The handle may be gone (dropped without waiting): the outcome has nowhere to go.
+        let _ = self.results.send(outcome);
+    }
+
+    fn fail(&self, index: usize, id: JobId, error: JobError, timings: Timings) {
+        self.send(JobOutcome { job: id, index, result: Err(error), timings });
+    }
+
+    /// The error a job gets instead of entering `stage`, if cancelled or past its deadline.
+    fn refused(&self, index: usize, id: JobId, deadline: Option<Instant>, stage: Stage) -> Option<JobError> {
+        if self.state(index).load(Ordering::SeqCst) == CANCELLED {
+            return Some(JobError::Cancelled { job: id, stage });
+        }
+        let now = Instant::now();
+        match deadline {
+            Some(d) if d <= now => Some(JobError::DeadlineExpired { job: id, stage, late_by: now - d }),
+            _ => None,
+        }
+    }
+}
+
+impl Scheduler {
+    /// A scheduler over `provers` (one per device, or one CPU prover).
+    ///
+    /// # Errors
+    /// No prover, or a zero count in `config`.
+    pub fn new(provers: Vec<SharedProver>, config: Config) -> Result<Scheduler, SchedError> {
+        if provers.is_empty() {
+            return Err(SchedError::NoProvers);
+        }
+        for (what, n) in [("cpu_threads", config.cpu_threads), ("queue_depth", config.queue_depth)] {
+            if n == 0 {
+                return Err(SchedError::Zero { what });
+            }
+        }
+        if config.workers == Workers::Fixed(0) {
+            return Err(SchedError::Zero { what: "workers" });
+        }
+        Ok(Scheduler { provers, config, next_id: AtomicU64::new(0) })
+    }
+
+    /// Its configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The prover of each proving worker: with [`Workers::Auto`] each prover once per lane,
+    /// with [`Workers::Fixed`] the provers in turn.
+    pub fn worker_provers(&self) -> Vec<SharedProver> {
+        match self.config.workers {
+            Workers::Auto => {
+                self.provers.iter().flat_map(|p| std::iter::repeat_n(p.clone(), p.lanes().max(1))).collect()
+            }
+            Workers::Fixed(n) => (0..n).map(|i| self.provers[i % self.provers.len()].clone()).collect(),
+        }
+    }
+
+    /// Starts proving `jobs`, all of `shape` (recorded once: [`Shape::record`]); returns at
+    /// once. Results come through the handle, as they complete ([`BatchHandle::recv`]) or all
+    /// in submission order ([`BatchHandle::wait`]).
+    ///
+    /// # Errors
+    /// A stage's thread could not be started (jobs already started fail as lost).
+    pub fn submit(&self, shape: Arc<Shape>, jobs: Vec<Job>) -> Result<BatchHandle, SchedError> {
+        let started = Instant::now();
+        let n = jobs.len();
+        let first = self.next_id.fetch_add(n as u64, Ordering::Relaxed);
+        let ids: Vec<JobId> = (first..first + n as u64).collect();
+        // Never more threads than jobs: a batch of one needs one of each.
+        let cpu_threads = self.config.cpu_threads.min(n).max(1);
+        let mut provers = self.worker_provers();
+        provers.truncate(n.max(1));
+        let (results_tx, results) = channel::unbounded();
+        let batch = Arc::new(Batch {
+            shape,
+            states: (0..n).map(|_| AtomicU8::new(PENDING)).collect(),
+            collector: Collector::default(),
+            options: self.config.options,
+            results: results_tx,
+        });
+        batch.collector.add(|m| {
+            m.jobs = n;
+            m.cpu_threads = cpu_threads;
+            m.workers = provers.len();
+            m.queue_depth = self.config.queue_depth;
+        });
+        // Jobs are held by the feed (they are the caller's circuits); witnesses, the large
+        // part, exist only between the CPU stage and the end of their proof.
+        let (feed_tx, feed) = channel::unbounded();
+        for (index, (job, &id)) in jobs.into_iter().zip(&ids).enumerate() {
+            feed_tx.send(Submitted { index, id, job, at: started }).expect("the feed's receiver is held here");
+        }
+        drop(feed_tx);
+        let (ready_tx, ready) = channel::bounded(self.config.queue_depth);
+
+        let mut handle = BatchHandle {
+            ids,
+            batch: batch.clone(),
+            results,
+            threads: Vec::new(),
+            started,
+            received: 0,
+            delivered: vec![false; n],
+        };
+        for t in 0..cpu_threads {
+            let (feed, ready_tx, batch) = (feed.clone(), ready_tx.clone(), batch.clone());
+            let spawned = std::thread::Builder::new()
+                .name(format!("kiln-sched-cpu-{t}"))
+                .spawn(move || witness_stage(&batch, &feed, &ready_tx))
+                .map_err(|source| SchedError::Spawn { stage: Stage::Witness, source })?;
+            handle.threads.push(spawned);
+        }
+        for (w, prover) in provers.into_iter().enumerate() {
+            let (ready, batch) = (ready.clone(), batch.clone());
+            let spawned = std::thread::Builder::new()
+                .name(format!("kiln-sched-prove-{w}"))
+                .spawn(move || proving_stage(&batch, &ready, &*prover))
+                .map_err(|source| SchedError::Spawn { stage: Stage::Prove, source })?;
+            handle.threads.push(spawned);
+        }
+        Ok(handle)
+    }
+
+    /// [`Scheduler::submit`] and [`BatchHandle::wait`].
+    ///
+    /// # Errors
+    /// As [`Scheduler::submit`]; a job's failure is in its outcome, not here.
+    pub fn run(&self, shape: Arc<Shape>, jobs: Vec<Job>) -> Result<BatchReport, SchedError> {
+        Ok(self.submit(shape, jobs)?.wait())
+    }
+}
+
+/// One CPU thread: takes jobs, makes their witnesses, hands them to the proving stage. The
+/// bounded queue blocks it when the provers are behind: that is the backpressure.
+fn witness_stage(batch: &Batch, feed: &Receiver<Submitted>, ready: &Sender<Ready>) {
+    let mut blocked = Duration::ZERO;
+    for Submitted { index, id, job, at } in feed.iter() {
+        batch.collector.add(|m| m.feed_wait += at.elapsed());
+        if let Some(e) = batch.refused(index, id, job.deadline, Stage::Witness) {
+            batch.fail(index, id, e, Timings::default());
+            continue;
+        }
+        let r_s = job.randomness.resolve();
+        let deadline = job.deadline;
+        let start = Instant::now();
+        // The circuit is the caller's code: a panic in it fails this job only.
+        let made = catch_unwind(AssertUnwindSafe(|| (job.witness)(&batch.shape)));
+        let timings = Timings { synthesis: start.elapsed(), ..Timings::default() };
+        let witness = match made {
+            Ok(Ok(w)) => w,
+            Ok(Err(source)) => {
+                batch.fail(index, id, JobError::Witness { job: id, source }, timings);
+                continue;
+            }
+            Err(p) => {
+                let message = panic_message(&*p);
+                batch.fail(index, id, JobError::Panicked { job: id, stage: Stage::Witness, message }, timings);
+                continue;
+            }
+        };
+        batch.collector.witness_made();
+        let wait = Instant::now();
+        let sent = ready.send(Ready { index, id, witness, r_s, deadline, timings, at: Instant::now() });
+        blocked += wait.elapsed();
+        batch.collector.queue_length(ready.len());
+        if let Err(channel::SendError(lost)) = sent {
+            // Every proving worker is gone: nothing will prove it.
+            batch.collector.witness_dropped();
+            batch.fail(lost.index, lost.id, JobError::Lost { job: lost.id }, lost.timings);
+        }
+    }
+    batch.collector.add(|m| m.backpressure_wait += blocked);
+}
+
+/// One proving worker: takes witnesses one at a time and proves each with one call of
+/// [`prove_witnesses`] (a GPU prover takes a lane per call).
+fn proving_stage(batch: &Batch, ready: &Receiver<Ready>, prover: &(dyn Prover + Send + Sync)) {
+    let mut starved = Duration::ZERO;
+    loop {
+        let wait = Instant::now();
+        let Ok(item) = ready.recv() else { break };
+        starved += wait.elapsed();
+        let Ready { index, id, witness, r_s, deadline, mut timings, at } = item;
+        batch.collector.add(|m| m.queue_wait += at.elapsed());
+        let refused = batch.refused(index, id, deadline, Stage::Prove).or_else(|| {
+            // From here on `cancel` cannot take the job back: it is being proved.
+            let claimed = batch.state(index).compare_exchange(PENDING, PROVING, Ordering::SeqCst, Ordering::SeqCst);
+            claimed.err().map(|_| JobError::Cancelled { job: id, stage: Stage::Prove })
+        });
+        if let Some(e) = refused {
+            drop(witness);
+            batch.collector.witness_dropped();
+            batch.fail(index, id, e, timings);
+            continue;
+        }
+        batch.collector.proving_started();
+        let mut t = Timings { on_gpu: prover.on_gpu(), ..Timings::default() };
+        let proved = catch_unwind(AssertUnwindSafe(|| {
+            prove_witnesses(prover, &batch.shape, std::slice::from_ref(&witness), &[r_s], batch.options, &mut t)
+        }));
+        batch.collector.proving_stopped();
+        drop(witness);
+        batch.collector.witness_dropped();
+        add_timings(&mut timings, &t);
+        let result = match proved {
+            Ok(Ok(mut proofs)) => Ok(proofs.remove(0)),
+            Ok(Err(source)) => Err(JobError::Prove { job: id, prover: prover.name(), source }),
+            Err(p) => Err(JobError::Panicked { job: id, stage: Stage::Prove, message: panic_message(&*p) }),
+        };
+        batch.send(JobOutcome { job: id, index, result, timings });
+    }
+    batch.collector.add(|m| m.starved_wait += starved);
+}
+
+/// A submitted batch in progress: its results, cancellation, and at the end its figures.
+/// Dropped before [`BatchHandle::wait`], it cancels the jobs not yet being proved.
+pub struct BatchHandle {
+    ids: Vec<JobId>,
+    batch: Arc<Batch>,
+    results: Receiver<JobOutcome>,
+    threads: Vec<JoinHandle<()>>,
+    started: Instant,
+    /// Outcomes returned so far (by `recv`), and which jobs they were.
+    received: usize,
+    delivered: Vec<bool>,
+}
+
+impl std::fmt::Debug for BatchHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BatchHandle").field("ids", &self.ids).field("received", &self.received).finish()
+    }
+}
+
+impl BatchHandle {
+    /// The jobs' ids, in submission order.
+    pub fn ids(&self) -> &[JobId] {
+        &self.ids
+    }
+
+    /// Cancels `job` if it is of this batch and its proving has not started: then it fails
+    /// with [`JobError::Cancelled`] and `true` is returned. A proof already being made is
+    /// finished, and a job with a result keeps it (`false`).
+    pub fn cancel(&self, job: JobId) -> bool {
+        let Some(index) = self.ids.iter().position(|&id| id == job) else { return false };
+        self.batch.state(index).compare_exchange(PENDING, CANCELLED, Ordering::SeqCst, Ordering::SeqCst).is_ok()
+    }
+
+    /// The next job to finish (completion order), or `None` once every job's outcome was
+    /// returned (by this or by [`BatchHandle::wait`]).
+    pub fn recv(&mut self) -> Option<JobOutcome> {
+        while self.received < self.ids.len() {
+            match self.results.recv_timeout(Duration::from_millis(50)) {
+                Ok(o) => {
+                    self.received += 1;
+                    self.delivered[o.index] = true;
+                    return Some(o);
+                }
+                // The batch holds the sending side, so the channel stays open: a stage thread
+                // that ended without a result (it cannot, every job is under catch_unwind, but
+                // a hang here would hide it) is seen through the threads.
+                Err(_) if self.threads.iter().all(|t| t.is_finished()) => {
+                    let o = self.results.try_recv().ok()?;
+                    self.received += 1;
+                    self.delivered[o.index] = true;
+                    return Some(o);
+                }
+                Err(_) => {}
+            }
+        }
+        None
+    }
+
+    /// Waits for every job; returns the outcomes not already taken with
+    /// [`BatchHandle::recv`], in submission order, and the batch's figures.
+    pub fn wait(mut self) -> BatchReport {
+        let mut outcomes = Vec::with_capacity(self.ids.len() - self.received);
+        while let Some(o) = self.recv() {
+            outcomes.push(o);
+        }
+        let wall = self.started.elapsed();
+        for t in std::mem::take(&mut self.threads) {
+            // Their panics are caught per job; a join error would be the scheduler's own bug.
+            if t.join().is_err() {
+                tracing::error!("a kiln-sched stage thread panicked outside a job");
+            }
+        }
+        // Only if a stage thread died: those jobs are reported lost rather than waited for.
+        let mut lost = 0;
+        for (index, &id) in self.ids.iter().enumerate() {
+            if !self.delivered[index] {
+                lost += 1;
+                let error = JobError::Lost { job: id };
+                outcomes.push(JobOutcome { job: id, index, result: Err(error), timings: Timings::default() });
+            }
+        }
+        outcomes.sort_by_key(|o| o.index);
+        let mut metrics = self.batch.collector.finish(wall);
+        metrics.jobs_failed += lost;
+        BatchReport { outcomes, metrics }
+    }
+}
+
+impl Drop for BatchHandle {
+    fn drop(&mut self) {
+        // Nobody will read the rest: stop the jobs not yet being proved.
+        for state in &self.batch.states {
+            let _ = state.compare_exchange(PENDING, CANCELLED, Ordering::SeqCst, Ordering::SeqCst);
+        }
+    }
+}
