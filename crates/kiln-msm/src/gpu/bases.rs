@@ -1,0 +1,141 @@
+//! Base sets on the device and the scalars an MSM reads.
+
+use std::sync::Arc;
+
+use blstrs::{G1Affine, G2Affine, Scalar};
+use kiln_cuda::cudarc::driver::{CudaSlice, CudaStream};
+use kiln_cuda::{CudaResultExt, Device, DeviceBuf, DeviceMemory, check_stream};
+
+use super::Curve;
+use crate::MsmError;
+
+/// A base set resident on the device.
+pub struct GpuBases {
+    pub(crate) buf: DeviceBuf<u64>,
+    pub(crate) n: usize,
+    pub(crate) curve: Curve,
+}
+
+impl std::fmt::Debug for GpuBases {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuBases").field("n", &self.n).field("curve", &self.curve).finish_non_exhaustive()
+    }
+}
+
+fn g1_words(bases: &[G1Affine]) -> &[u64] {
+    // SAFETY: G1Affine is repr(transparent) over blst_p1_affine = two blst_fp of [u64; 6]:
+    // 12 plain u64 per point, no padding; the slice lives as long as `bases`.
+    unsafe { std::slice::from_raw_parts(bases.as_ptr().cast::<u64>(), bases.len() * 12) }
+}
+
+fn g2_words(bases: &[G2Affine]) -> &[u64] {
+    // SAFETY: G2Affine is repr(transparent) over blst_p2_affine = two blst_fp2 = 24 u64.
+    unsafe { std::slice::from_raw_parts(bases.as_ptr().cast::<u64>(), bases.len() * 24) }
+}
+
+pub(crate) fn scalar_words(scalars: &[Scalar]) -> &[u64] {
+    // SAFETY: Scalar is repr(transparent) over blst_fr { l: [u64; 4] } (Montgomery form).
+    unsafe { std::slice::from_raw_parts(scalars.as_ptr().cast::<u64>(), scalars.len() * 4) }
+}
+
+impl GpuBases {
+    /// Room for `capacity` bases of `curve` from `mem`, holding none yet: filled by
+    /// [`GpuBases::load_g1`] / [`GpuBases::load_g2`] (the streamed SRS reuses one such set per
+    /// chunk).
+    pub fn with_capacity(
+        stream: &Arc<CudaStream>,
+        curve: Curve,
+        capacity: usize,
+        mem: &impl DeviceMemory,
+    ) -> Result<Self, MsmError> {
+        if capacity >= 1 << 31 {
+            return Err(MsmError::InvalidArgument(format!("{capacity} bases: at most 2^31 - 1 supported")));
+        }
+        let buf = mem.take_poisoned::<u64>(stream, capacity * curve.affine_bytes() / 8, "msm bases")?;
+        Ok(GpuBases { buf, n: 0, curve })
+    }
+
+    fn load(&mut self, stream: &Arc<CudaStream>, words: &[u64], n: usize, curve: Curve) -> Result<(), MsmError> {
+        if curve != self.curve || words.len() > self.buf.len() {
+            return Err(MsmError::InvalidArgument(format!(
+                "{n} {curve:?} bases into a set of {} {:?} bases",
+                self.buf.len() * 8 / self.curve.affine_bytes(),
+                self.curve
+            )));
+        }
+        if !words.is_empty() {
+            stream.memcpy_htod(words, &mut self.buf.slice_mut(..words.len())).ctx("cuMemcpyHtoDAsync(bases)")?;
+        }
+        self.n = n;
+        Ok(())
+    }
+
+    /// Replaces the bases with `bases` (async on `stream`; later work on `stream` sees them).
+    pub fn load_g1(&mut self, stream: &Arc<CudaStream>, bases: &[G1Affine]) -> Result<(), MsmError> {
+        self.load(stream, g1_words(bases), bases.len(), Curve::G1)
+    }
+
+    /// The G2 form of [`GpuBases::load_g1`].
+    pub fn load_g2(&mut self, stream: &Arc<CudaStream>, bases: &[G2Affine]) -> Result<(), MsmError> {
+        self.load(stream, g2_words(bases), bases.len(), Curve::G2)
+    }
+
+    /// Uploads G1 bases (infinity = all zeros, as blst) into memory from `mem` and waits.
+    pub fn g1(device: &Device, bases: &[G1Affine], mem: &impl DeviceMemory) -> Result<Self, MsmError> {
+        let stream = device.new_stream()?;
+        let mut set = Self::with_capacity(&stream, Curve::G1, bases.len(), mem)?;
+        set.load_g1(&stream, bases)?;
+        check_stream(&stream)?;
+        Ok(set)
+    }
+
+    /// Uploads G2 bases and waits.
+    pub fn g2(device: &Device, bases: &[G2Affine], mem: &impl DeviceMemory) -> Result<Self, MsmError> {
+        let stream = device.new_stream()?;
+        let mut set = Self::with_capacity(&stream, Curve::G2, bases.len(), mem)?;
+        set.load_g2(&stream, bases)?;
+        check_stream(&stream)?;
+        Ok(set)
+    }
+
+    /// Number of bases.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// The group of the bases.
+    pub fn curve(&self) -> Curve {
+        self.curve
+    }
+
+    /// Device bytes held.
+    pub fn bytes(&self) -> usize {
+        self.n * self.curve.affine_bytes()
+    }
+}
+
+/// Scalars for an MSM: on the host or on the device.
+#[derive(Debug, Clone, Copy)]
+pub enum Scalars<'a> {
+    /// Host scalars, uploaded into the context's own buffer.
+    Host(&'a [Scalar]),
+    /// Device scalars: the first `len` Montgomery-form scalars (4 little-endian u64 each) of
+    /// `words`, e.g. h from the NTT step.
+    Device(&'a CudaSlice<u64>, usize),
+    /// Device scalars `offset .. offset + len` of `words` (a chunk of a longer vector).
+    DeviceAt(&'a CudaSlice<u64>, usize, usize),
+}
+
+impl Scalars<'_> {
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Scalars::Host(s) => s.len(),
+            Scalars::Device(_, n) | Scalars::DeviceAt(_, _, n) => *n,
+        }
+    }
+}

@@ -1,0 +1,439 @@
+//! The MSM engine: a context of planned scratch for one curve, and the sort → accumulate →
+//! reduce pipeline over it. The 0/1/other path is in `split.rs`.
+
+use std::sync::Arc;
+
+use blstrs::{G1Projective, G2Projective};
+use kiln_cuda::cudarc::driver::{
+    CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
+};
+use kiln_cuda::{CudaResultExt, Device, DeviceBuf, DeviceMemory, check_stream};
+
+pub use split::GpuSplit;
+
+use super::Curve;
+use super::bases::{GpuBases, Scalars, scalar_words};
+use super::plan::{FAN, Plan, Sizes, window_bits};
+use crate::MsmError;
+
+/// Curve-independent kernels (kernels/msm/sort.cu); the curve kernels are in `msm_g1` / `msm_g2`.
+const SORT_MODULE: &str = "msm_sort";
+/// Threads per block of the other kernels. 128, not 256: the G1 reduction kernels use
+/// 134–155 registers, so a 256-thread block (~37k registers) leaves one block = 8 warps per
+/// SM, while 128-thread blocks fit 3 = 12 warps. A multiple of 32 (msm_classify needs it).
+const BLOCK: u32 = 128;
+/// Threads per block of `msm_accumulate_*`: must equal MSM_ACC_BLOCK in
+/// kernels/msm/curve_kernels.cuh (the kernel's `__launch_bounds__`; more threads fail to launch).
+const ACC_BLOCK: u32 = 128;
+
+struct Kernels {
+    histogram: CudaFunction,
+    scan: CudaFunction,
+    scatter: CudaFunction,
+    classify: CudaFunction,
+    gather: CudaFunction,
+    accumulate: CudaFunction,
+    fixup: CudaFunction,
+    reduce: CudaFunction,
+    sum_groups: CudaFunction,
+    combine: CudaFunction,
+    sum_indexed: CudaFunction,
+}
+
+/// A planned MSM engine for one curve and at most `capacity` points. All scratch is
+/// allocated (and poisoned) once in [`MsmContext::new`]; calls only launch kernels.
+pub struct MsmContext {
+    stream: Arc<CudaStream>,
+    curve: Curve,
+    capacity: usize,
+    cap_c: u32,
+    k: Kernels,
+    scalars: DeviceBuf<u64>,
+    counts: DeviceBuf<u32>,
+    offsets: DeviceBuf<u32>,
+    cursor: DeviceBuf<u32>,
+    sorted: DeviceBuf<u32>,
+    buckets: DeviceBuf<u8>,
+    head: DeviceBuf<u8>,
+    tail: DeviceBuf<u8>,
+    head_b: DeviceBuf<u32>,
+    tail_b: DeviceBuf<u32>,
+    segs: DeviceBuf<u8>,
+    fan: DeviceBuf<u8>,
+    window_sums: DeviceBuf<u8>,
+    out: DeviceBuf<u8>,
+    zero_bits: DeviceBuf<u32>,
+    one_bits: DeviceBuf<u32>,
+    ones_idx: DeviceBuf<u32>,
+    others_idx: DeviceBuf<u32>,
+    split_counts: DeviceBuf<u32>,
+    tail_scalars: DeviceBuf<u64>,
+    ones_partials: DeviceBuf<u8>,
+    ones_fan: DeviceBuf<u8>,
+    ones_sum: DeviceBuf<u8>,
+    split_id: u64,
+    scratch: usize,
+    /// With profiling on: an event recorded after each launch (see [`MsmContext::set_profiling`]).
+    profile: Option<Vec<(&'static str, CudaEvent)>>,
+}
+
+impl std::fmt::Debug for MsmContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MsmContext")
+            .field("curve", &self.curve)
+            .field("capacity", &self.capacity)
+            .field("scratch_bytes", &self.scratch)
+            .finish_non_exhaustive()
+    }
+}
+
+fn ptr<T>(buf: &CudaSlice<T>, stream: &Arc<CudaStream>) -> u64 {
+    let (p, _sync) = buf.device_ptr(stream);
+    p
+}
+
+fn grid(x: usize, y: usize) -> LaunchConfig {
+    grid_of(x, y, BLOCK)
+}
+
+fn grid_of(x: usize, y: usize, block: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: ((x as u32).div_ceil(block).max(1), y as u32, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+fn u32_of(v: usize, what: &str) -> Result<u32, MsmError> {
+    u32::try_from(v).map_err(|_| MsmError::InvalidArgument(format!("{what} = {v} exceeds u32")))
+}
+
+/// Launches `f` with `args` (all passed as 64-bit pointers or 32-bit values).
+macro_rules! launch {
+    ($self:ident, $f:expr, $cfg:expr, $name:literal; $($arg:expr),* $(,)?) => {{
+        {
+            let mut b = $self.stream.launch_builder(&$f);
+            $( b.arg(&$arg); )*
+            // SAFETY: every argument matches the extern "C" signature of the kernel named in
+            // kernels/msm/*.cu (device pointers as u64, sizes as u32), every buffer was sized by
+            // `Sizes` for this plan, and the kernels bounds-check their thread indices.
+            unsafe { b.launch($cfg) }.ctx(concat!("cuLaunchKernel(", $name, ")"))?;
+        }
+        $self.mark($name)?;
+    }};
+}
+
+// After the macro: the split path launches with it too.
+mod split;
+
+impl MsmContext {
+    /// A context for MSMs of at most `capacity` points in `curve`, with all scratch
+    /// ([`scratch_bytes`](super::scratch_bytes)`(capacity, curve)`) taken from `mem` and poisoned now, on a new stream.
+    pub fn new(device: &Arc<Device>, curve: Curve, capacity: usize, mem: &impl DeviceMemory) -> Result<Self, MsmError> {
+        Self::on_stream(device, device.new_stream()?, curve, capacity, mem)
+    }
+
+    /// [`MsmContext::new`] on a given stream (a worker's lane stream: its MSMs then follow its
+    /// H step in stream order, with no event in between).
+    pub fn on_stream(
+        device: &Arc<Device>,
+        stream: Arc<CudaStream>,
+        curve: Curve,
+        capacity: usize,
+        mem: &impl DeviceMemory,
+    ) -> Result<Self, MsmError> {
+        if capacity >= 1 << 31 {
+            return Err(MsmError::InvalidArgument(format!("capacity {capacity}: at most 2^31 - 1 points")));
+        }
+        let f = |name: &str| device.function(SORT_MODULE, name);
+        let s = curve.suffix();
+        let curve_module = format!("msm_{s}");
+        let g = |name: &str| device.function(&curve_module, name);
+        let k = Kernels {
+            histogram: f("msm_histogram")?,
+            scan: f("msm_scan")?,
+            scatter: f("msm_scatter")?,
+            classify: f("msm_classify")?,
+            gather: f("msm_gather_scalars")?,
+            accumulate: g(&format!("msm_accumulate_{s}"))?,
+            fixup: g(&format!("msm_bucket_fixup_{s}"))?,
+            reduce: g(&format!("msm_bucket_reduce_{s}"))?,
+            sum_groups: g(&format!("msm_sum_groups_{s}"))?,
+            combine: g(&format!("msm_combine_{s}"))?,
+            sum_indexed: g(&format!("msm_sum_indexed_{s}"))?,
+        };
+        let z = Sizes::for_capacity(capacity);
+        let x = curve.xyzz_bytes();
+        let ctx = MsmContext {
+            k,
+            curve,
+            capacity,
+            cap_c: window_bits(capacity),
+            scalars: mem.take_poisoned(&stream, z.scalars_u64, "msm scalars")?,
+            counts: mem.take_poisoned(&stream, z.counts, "msm counts")?,
+            offsets: mem.take_poisoned(&stream, z.offsets, "msm offsets")?,
+            cursor: mem.take_poisoned(&stream, z.offsets, "msm cursor")?,
+            sorted: mem.take_poisoned(&stream, z.sorted, "msm sorted")?,
+            buckets: mem.take_poisoned(&stream, z.buckets * x, "msm buckets")?,
+            head: mem.take_poisoned(&stream, z.partials * x, "msm head")?,
+            tail: mem.take_poisoned(&stream, z.partials * x, "msm tail")?,
+            head_b: mem.take_poisoned(&stream, z.partials, "msm head_b")?,
+            tail_b: mem.take_poisoned(&stream, z.partials, "msm tail_b")?,
+            segs: mem.take_poisoned(&stream, z.segs * x, "msm segs")?,
+            fan: mem.take_poisoned(&stream, z.fan * x, "msm fan")?,
+            window_sums: mem.take_poisoned(&stream, z.windows * x, "msm window_sums")?,
+            out: mem.take_poisoned(&stream, curve.jacobian_bytes(), "msm out")?,
+            zero_bits: mem.take_poisoned(&stream, z.bits, "msm zero_bits")?,
+            one_bits: mem.take_poisoned(&stream, z.bits, "msm one_bits")?,
+            ones_idx: mem.take_poisoned(&stream, z.idx, "msm ones_idx")?,
+            others_idx: mem.take_poisoned(&stream, z.idx, "msm others_idx")?,
+            split_counts: mem.take_poisoned(&stream, 2, "msm split_counts")?,
+            tail_scalars: mem.take_poisoned(&stream, z.tail_scalars_u64, "msm tail_scalars")?,
+            ones_partials: mem.take_poisoned(&stream, z.ones_partials * x, "msm ones_partials")?,
+            ones_fan: mem.take_poisoned(&stream, FAN * x, "msm ones_fan")?,
+            ones_sum: mem.take_poisoned(&stream, x, "msm ones_sum")?,
+            split_id: 0,
+            scratch: z.bytes(curve),
+            profile: None,
+            stream,
+        };
+        check_stream(&ctx.stream)?;
+        Ok(ctx)
+    }
+
+    /// Turns per-kernel timing on or off. While on, every launch records an event (a little
+    /// overhead per launch), and [`Self::take_profile`] returns the time of each kernel since
+    /// the last take: where an MSM's time goes, for benchmarks and tuning.
+    pub fn set_profiling(&mut self, on: bool) -> Result<(), MsmError> {
+        self.profile = None;
+        if on {
+            self.profile = Some(Vec::new());
+            self.mark("start")?;
+        }
+        Ok(())
+    }
+
+    /// Milliseconds per kernel name (summed over launches, in first-launch order) since
+    /// profiling was turned on or last taken; empty when profiling is off.
+    pub fn take_profile(&mut self) -> Result<Vec<(&'static str, f32)>, MsmError> {
+        let Some(events) = self.profile.take() else { return Ok(Vec::new()) };
+        let mut out: Vec<(&'static str, f32)> = Vec::new();
+        if let Some(last) = events.last() {
+            last.1.synchronize().ctx("cuEventSynchronize")?;
+        }
+        for pair in events.windows(2) {
+            let ms = pair[0].1.elapsed_ms(&pair[1].1).ctx("cuEventElapsedTime")?;
+            match out.iter_mut().find(|(n, _)| *n == pair[1].0) {
+                Some(e) => e.1 += ms,
+                None => out.push((pair[1].0, ms)),
+            }
+        }
+        self.set_profiling(true)?;
+        Ok(out)
+    }
+
+    /// Records a profiling event named `name` (the kernel just launched), if profiling is on.
+    fn mark(&mut self, name: &'static str) -> Result<(), MsmError> {
+        if let Some(events) = &mut self.profile {
+            // Timing events (None would create them with CU_EVENT_DISABLE_TIMING).
+            let flags = kiln_cuda::cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
+            let e = self.stream.context().new_event(Some(flags)).ctx("cuEventCreate")?;
+            e.record(&self.stream).ctx("cuEventRecord")?;
+            events.push((name, e));
+        }
+        Ok(())
+    }
+
+    /// The stream every call of this context runs on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// Device bytes this context holds (= [`scratch_bytes`](super::scratch_bytes) of its capacity and curve).
+    pub fn scratch_bytes(&self) -> usize {
+        self.scratch
+    }
+
+    /// Largest MSM this context can run.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// The plan a call of `n` points uses in this context.
+    pub fn plan(&self, n: usize) -> Plan {
+        Plan::with_c(n, window_bits(n).min(self.cap_c))
+    }
+
+    fn check_bases(&self, bases: &GpuBases, curve: Curve) -> Result<(), MsmError> {
+        if bases.curve != curve || self.curve != curve {
+            return Err(MsmError::InvalidArgument(format!(
+                "curve mismatch: context {:?}, bases {:?}, call {curve:?}",
+                self.curve, bases.curve
+            )));
+        }
+        Ok(())
+    }
+
+    /// Device pointer of the scalars of this call (uploading host scalars first).
+    fn scalars_ptr(&mut self, scalars: Scalars<'_>) -> Result<u64, MsmError> {
+        match scalars {
+            Scalars::Host(s) => {
+                if s.is_empty() {
+                    return Ok(ptr(&self.scalars, &self.stream));
+                }
+                let mut dst = self.scalars.slice_mut(0..4 * s.len());
+                self.stream.memcpy_htod(scalar_words(s), &mut dst).ctx("cuMemcpyHtoDAsync(scalars)")?;
+                self.mark("upload scalars")?;
+                Ok(ptr(&self.scalars, &self.stream))
+            }
+            Scalars::Device(words, n) => Self::device_scalars_ptr(&self.stream, words, 0, n),
+            Scalars::DeviceAt(words, offset, n) => Self::device_scalars_ptr(&self.stream, words, offset, n),
+        }
+    }
+
+    /// Device pointer of scalars `offset .. offset + n` of `words`, checked to lie within it.
+    fn device_scalars_ptr(
+        stream: &Arc<CudaStream>,
+        words: &CudaSlice<u64>,
+        offset: usize,
+        n: usize,
+    ) -> Result<u64, MsmError> {
+        if offset.checked_add(n).and_then(|end| end.checked_mul(4)).is_none_or(|w| w > words.len()) {
+            return Err(MsmError::InvalidArgument(format!(
+                "device scalars: {} words hold no scalars {offset}..{offset}+{n}",
+                words.len()
+            )));
+        }
+        Ok(ptr(words, stream) + 32 * offset as u64)
+    }
+
+    /// Digits → counting sort of (bucket, point) per window, for `n` scalars at `scalars_ptr`
+    /// whose point indices are `map[i]` (or `i` when `map == 0`).
+    fn sort(&mut self, plan: &Plan, scalars_ptr: u64, map: u64) -> Result<(), MsmError> {
+        let n = u32_of(plan.n, "n")?;
+        let (c, w, nb) = (plan.c, u32_of(plan.windows, "windows")?, u32_of(plan.buckets, "buckets")?);
+        let counts = ptr(&self.counts, &self.stream);
+        let offsets = ptr(&self.offsets, &self.stream);
+        let cursor = ptr(&self.cursor, &self.stream);
+        let sorted = ptr(&self.sorted, &self.stream);
+        let mut cview = self.counts.slice_mut(0..plan.windows * plan.buckets);
+        self.stream.memset_zeros(&mut cview).ctx("cuMemsetD8Async(counts)")?;
+        self.mark("memset counts")?;
+        launch!(self, self.k.histogram, grid(plan.n, 1), "msm_histogram"; scalars_ptr, n, c, w, counts);
+        let scan_cfg = LaunchConfig { grid_dim: (w, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
+        launch!(self, self.k.scan, scan_cfg, "msm_scan"; counts, nb, offsets, cursor);
+        launch!(self, self.k.scatter, grid(plan.n, 1), "msm_scatter"; scalars_ptr, map, n, c, w, cursor, sorted);
+        Ok(())
+    }
+
+    /// Buckets → windows → one Jacobian point in `self.out` (+ `extra` XYZZ if non-zero ptr).
+    fn reduce(&mut self, plan: &Plan, bases: &GpuBases, extra: u64) -> Result<Vec<u64>, MsmError> {
+        let s = &self.stream;
+        let (n, c, w) = (u32_of(plan.n, "n")?, plan.c, u32_of(plan.windows, "windows")?);
+        let nb = u32_of(plan.buckets, "buckets")?;
+        let (chunk_len, chunks) = (u32_of(plan.chunk_len, "chunk")?, u32_of(plan.chunks, "chunks")?);
+        let (seg_len, segs) = (u32_of(plan.segment_len, "segment")?, u32_of(plan.segments, "segments")?);
+        let (bases_p, sorted, offsets) = (ptr(&bases.buf, s), ptr(&self.sorted, s), ptr(&self.offsets, s));
+        let (buckets, head, tail) = (ptr(&self.buckets, s), ptr(&self.head, s), ptr(&self.tail, s));
+        let (head_b, tail_b) = (ptr(&self.head_b, s), ptr(&self.tail_b, s));
+        let (segs_p, fan_p, wsum, out) =
+            (ptr(&self.segs, s), ptr(&self.fan, s), ptr(&self.window_sums, s), ptr(&self.out, s));
+        launch!(self, self.k.accumulate, grid_of(plan.chunks, plan.windows, ACC_BLOCK), "msm_accumulate";
+            bases_p, sorted, offsets, n, nb, w, chunk_len, chunks, buckets, head, tail, head_b, tail_b);
+        launch!(self, self.k.fixup, grid(plan.buckets, plan.windows), "msm_bucket_fixup";
+            offsets, nb, w, chunk_len, chunks, buckets, head, tail);
+        launch!(self, self.k.reduce, grid(plan.segments, plan.windows), "msm_bucket_reduce";
+            buckets, nb, w, seg_len, segs, segs_p);
+        let fan = FAN as u32;
+        launch!(self, self.k.sum_groups, grid(FAN, plan.windows), "msm_sum_groups"; segs_p, fan_p, segs, w, fan);
+        let one = 1u32;
+        launch!(self, self.k.sum_groups, grid(1, plan.windows), "msm_sum_groups"; fan_p, wsum, fan, w, one);
+        launch!(self, self.k.combine, grid(1, 1), "msm_combine"; wsum, w, c, extra, out);
+        let bytes = self.stream.clone_dtoh(&*self.out).ctx("cuMemcpyDtoH(result)")?;
+        check_stream(&self.stream)?;
+        Ok(bytes.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))).collect())
+    }
+
+    fn check_n(&self, n: usize) -> Result<(), MsmError> {
+        if n > self.capacity {
+            return Err(MsmError::TooLarge { n, capacity: self.capacity });
+        }
+        Ok(())
+    }
+
+    /// Raw Jacobian words of Σ scalars[i]·bases[i] (identity when n = 0).
+    fn msm_raw(&mut self, bases: &GpuBases, scalars: Scalars<'_>) -> Result<Vec<u64>, MsmError> {
+        let n = scalars.len();
+        if n != bases.n {
+            return Err(MsmError::LengthMismatch { bases: bases.n, scalars: n });
+        }
+        self.check_n(n)?;
+        if n == 0 {
+            return Ok(vec![0; self.curve.jacobian_bytes() / 8]);
+        }
+        let plan = self.plan(n);
+        let sp = self.scalars_ptr(scalars)?;
+        self.sort(&plan, sp, 0)?;
+        self.reduce(&plan, bases, 0)
+    }
+
+    /// Σ scalars[i]·bases[i] in G1.
+    pub fn msm_g1(&mut self, bases: &GpuBases, scalars: Scalars<'_>) -> Result<G1Projective, MsmError> {
+        self.check_bases(bases, Curve::G1)?;
+        Ok(g1_from_words(&self.msm_raw(bases, scalars)?))
+    }
+
+    /// Σ scalars[i]·bases[i] in G2.
+    pub fn msm_g2(&mut self, bases: &GpuBases, scalars: Scalars<'_>) -> Result<G2Projective, MsmError> {
+        self.check_bases(bases, Curve::G2)?;
+        Ok(g2_from_words(&self.msm_raw(bases, scalars)?))
+    }
+
+    /// Several scalar vectors over one G1 base set.
+    pub fn msm_g1_batch(&mut self, bases: &GpuBases, sets: &[Scalars<'_>]) -> Result<Vec<G1Projective>, MsmError> {
+        sets.iter().map(|s| self.msm_g1(bases, *s)).collect()
+    }
+
+    /// One scalar vector over several base sets of this context's curve (A, B_G1, L over the
+    /// aux scalars): the digits are sorted once and shared. Returns raw results per set.
+    fn multi_raw(&mut self, bases: &[&GpuBases], scalars: Scalars<'_>) -> Result<Vec<Vec<u64>>, MsmError> {
+        let n = scalars.len();
+        for b in bases {
+            self.check_bases(b, self.curve)?;
+            if b.n != n {
+                return Err(MsmError::LengthMismatch { bases: b.n, scalars: n });
+            }
+        }
+        self.check_n(n)?;
+        if n == 0 {
+            return Ok(vec![vec![0; self.curve.jacobian_bytes() / 8]; bases.len()]);
+        }
+        let plan = self.plan(n);
+        let sp = self.scalars_ptr(scalars)?;
+        self.sort(&plan, sp, 0)?;
+        bases.iter().map(|b| self.reduce(&plan, b, 0)).collect()
+    }
+
+    /// One scalar vector over several G1 base sets, sorting the digits once.
+    pub fn msm_g1_multi(&mut self, bases: &[&GpuBases], scalars: Scalars<'_>) -> Result<Vec<G1Projective>, MsmError> {
+        Ok(self.multi_raw(bases, scalars)?.iter().map(|w| g1_from_words(w)).collect())
+    }
+
+    /// One scalar vector over several G2 base sets, sorting the digits once.
+    pub fn msm_g2_multi(&mut self, bases: &[&GpuBases], scalars: Scalars<'_>) -> Result<Vec<G2Projective>, MsmError> {
+        Ok(self.multi_raw(bases, scalars)?.iter().map(|w| g2_from_words(w)).collect())
+    }
+}
+
+fn fp(w: &[u64]) -> blst::blst_fp {
+    blst::blst_fp { l: w.try_into().expect("6 words") }
+}
+
+fn g1_from_words(w: &[u64]) -> G1Projective {
+    crate::cpu::g1_from_blst(blst::blst_p1 { x: fp(&w[0..6]), y: fp(&w[6..12]), z: fp(&w[12..18]) })
+}
+
+fn g2_from_words(w: &[u64]) -> G2Projective {
+    let f2 = |o: usize| blst::blst_fp2 { fp: [fp(&w[o..o + 6]), fp(&w[o + 6..o + 12])] };
+    crate::cpu::g2_from_blst(blst::blst_p2 { x: f2(0), y: f2(12), z: f2(24) })
+}

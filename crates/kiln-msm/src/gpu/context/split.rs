@@ -1,0 +1,126 @@
+//! The 0/1/other path: classify scalars on the device, then sum the bases whose scalar is 1
+//! by batch addition and run the MSM over the compacted tail only.
+
+use blstrs::{G1Projective, G2Projective};
+use kiln_cuda::cudarc::driver::PushKernelArg;
+use kiln_cuda::{CudaResultExt, check_stream};
+
+use super::{MsmContext, g1_from_words, g2_from_words, grid, ptr, u32_of};
+use crate::MsmError;
+use crate::gpu::Curve;
+use crate::gpu::bases::{GpuBases, Scalars};
+use crate::gpu::plan::{FAN, ONES_THREADS};
+
+/// A device-side 0/1/other split of one scalar vector (see [`crate::split`]); lives in the
+/// context that made it and is invalidated by that context's next `split` call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuSplit {
+    /// Number of scalars classified.
+    pub n: usize,
+    /// How many are 1.
+    pub ones: usize,
+    /// How many are neither 0 nor 1 (the tail).
+    pub others: usize,
+    id: u64,
+}
+
+impl MsmContext {
+    /// Classifies `scalars` into 0 / 1 / other on the device (bitmaps, compacted index lists
+    /// and the compacted tail scalars), for [`Self::msm_g1_split`] / [`Self::msm_g2_split`] over
+    /// any number of base sets. One small device→host copy (the two counts).
+    pub fn split(&mut self, scalars: Scalars<'_>) -> Result<GpuSplit, MsmError> {
+        let n = scalars.len();
+        self.check_n(n)?;
+        self.split_id += 1;
+        if n == 0 {
+            return Ok(GpuSplit { n, ones: 0, others: 0, id: self.split_id });
+        }
+        let sp = self.scalars_ptr(scalars)?;
+        let s = &self.stream;
+        let n32 = u32_of(n, "n")?;
+        let (zb, ob, oi, xi, cnt) = (
+            ptr(&self.zero_bits, s),
+            ptr(&self.one_bits, s),
+            ptr(&self.ones_idx, s),
+            ptr(&self.others_idx, s),
+            ptr(&self.split_counts, s),
+        );
+        self.stream.memset_zeros(&mut *self.split_counts).ctx("cuMemsetD8Async(split counts)")?;
+        launch!(self, self.k.classify, grid(n, 1), "msm_classify"; sp, n32, zb, ob, oi, xi, cnt);
+        let counts = self.stream.clone_dtoh(&*self.split_counts).ctx("cuMemcpyDtoH(split counts)")?;
+        check_stream(&self.stream)?;
+        let (ones, others) = (counts[0] as usize, counts[1] as usize);
+        if ones + others > n {
+            return Err(MsmError::InvalidArgument(format!("split counts {ones} + {others} > {n}: kernel bug")));
+        }
+        let tail = ptr(&self.tail_scalars, &self.stream);
+        let cnt1 = cnt + 4; // &counts[1]
+        launch!(self, self.k.gather, grid(others, 1), "msm_gather_scalars"; sp, xi, cnt1, tail);
+        Ok(GpuSplit { n, ones, others, id: self.split_id })
+    }
+
+    /// The device bitmaps of the last split: `(zeros, ones)`, one bit per scalar, 32 per word.
+    pub fn split_bitmaps(&self, split: &GpuSplit) -> Result<(Vec<u32>, Vec<u32>), MsmError> {
+        self.check_split(split)?;
+        let words = split.n.div_ceil(32);
+        let z = self.stream.clone_dtoh(&self.zero_bits.slice(0..words)).ctx("cuMemcpyDtoH(zero bits)")?;
+        let o = self.stream.clone_dtoh(&self.one_bits.slice(0..words)).ctx("cuMemcpyDtoH(one bits)")?;
+        check_stream(&self.stream)?;
+        Ok((z, o))
+    }
+
+    fn check_split(&self, split: &GpuSplit) -> Result<(), MsmError> {
+        if split.id != self.split_id {
+            return Err(MsmError::InvalidArgument(
+                "this GpuSplit was made by another context or overwritten by a later split: split again".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn split_raw(&mut self, bases: &GpuBases, split: &GpuSplit) -> Result<Vec<u64>, MsmError> {
+        self.check_split(split)?;
+        self.check_bases(bases, self.curve)?;
+        if bases.n != split.n {
+            return Err(MsmError::LengthMismatch { bases: bases.n, scalars: split.n });
+        }
+        let s = &self.stream;
+        let (bp, oi, cnt) = (ptr(&bases.buf, s), ptr(&self.ones_idx, s), ptr(&self.split_counts, s));
+        let (parts, fan_p, sum) = (ptr(&self.ones_partials, s), ptr(&self.ones_fan, s), ptr(&self.ones_sum, s));
+        let p = ONES_THREADS as u32;
+        launch!(self, self.k.sum_indexed, grid(ONES_THREADS, 1), "msm_sum_indexed"; bp, oi, cnt, p, parts);
+        let (fan, one) = (FAN as u32, 1u32);
+        launch!(self, self.k.sum_groups, grid(FAN, 1), "msm_sum_groups"; parts, fan_p, p, one, fan);
+        launch!(self, self.k.sum_groups, grid(1, 1), "msm_sum_groups"; fan_p, sum, fan, one, one);
+        if split.others == 0 {
+            // Only the ones: combine one "window" holding their sum.
+            let (c, w) = (1u32, 1u32);
+            let (zero, out) = (0u64, ptr(&self.out, &self.stream));
+            launch!(self, self.k.combine, grid(1, 1), "msm_combine"; sum, w, c, zero, out);
+            let bytes = self.stream.clone_dtoh(&*self.out).ctx("cuMemcpyDtoH(result)")?;
+            check_stream(&self.stream)?;
+            return Ok(bytes.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))).collect());
+        }
+        let plan = self.plan(split.others);
+        let tail = ptr(&self.tail_scalars, &self.stream);
+        self.sort(&plan, tail, oi_others(self))?;
+        self.reduce(&plan, bases, sum)
+    }
+
+    /// Σ scalars[i]·bases[i] in G1 through a split: batch sum of the bases whose scalar is 1
+    /// plus the MSM of the compacted tail (bases gathered by index, never copied).
+    pub fn msm_g1_split(&mut self, bases: &GpuBases, split: &GpuSplit) -> Result<G1Projective, MsmError> {
+        self.check_bases(bases, Curve::G1)?;
+        Ok(g1_from_words(&self.split_raw(bases, split)?))
+    }
+
+    /// The G2 form of [`Self::msm_g1_split`].
+    pub fn msm_g2_split(&mut self, bases: &GpuBases, split: &GpuSplit) -> Result<G2Projective, MsmError> {
+        self.check_bases(bases, Curve::G2)?;
+        Ok(g2_from_words(&self.split_raw(bases, split)?))
+    }
+}
+
+fn oi_others(ctx: &MsmContext) -> u64 {
+    ptr(&ctx.others_idx, &ctx.stream)
+}
