@@ -57,16 +57,13 @@ pub(crate) fn passes(log_n: u32) -> Vec<Pass> {
         .map(|i| {
             let ks = base + u32::from(i < extra);
             // Radix 8 for passes of 9 stages (three full rounds), radix 4 (more warps per SM,
-            // more rounds) for the rest. H200, median of 10: all radix 8 vs all radix 4, forward
-            // 2^20 0.335 vs 0.265 ms and 2^24 4.43 vs 4.36 ms (passes of 6 to 8 stages), 2^27
-            // 37.7 vs 39.6 ms (passes of 9). Uneven plans for 2^24 with radix-8 9-stage passes
-            // (9 + 9 + 6 or 9 + 6 + 9 stages from stage 0 up) measured within 1% of the even
-            // one, 6 + 9 + 9 17% slower.
+            // more rounds) for the rest: each wins where it is used, and uneven plans win
+            // nothing (docs/PERF.md, NTT pass plan).
             let round_log = if ks == MAX_STAGES_PER_PASS { 3 } else { 2 };
             // Group low indices only where there are low bits below the pass (l > 0): a warp
             // then reads runs of consecutive elements instead of lone 32-byte ones. As many as
             // the kernel's threads hold (2^round_log points each): 128-thread blocks, 4 warps
-            // waiting at each round's barrier instead of 8 (radix 4, 2^24: 4.14 -> 4.05 ms).
+            // waiting at each round's barrier instead of 8 (docs/PERF.md, NTT blocks).
             let log_g = (PASS_THREADS_LOG + round_log - ks).min(l);
             let p = Pass { l, ks, log_g, round_log };
             l += ks;

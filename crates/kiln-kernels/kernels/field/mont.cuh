@@ -167,8 +167,8 @@ KILN_DEV typename P::T mul(const typename P::T& x_, const typename P::T& y_) {
             // low limbs' products need no multiply: q·1 = q, and q·(2^32 - 1) has low word -q
             // (= t0) and high word q - 1 (0 when q = 0). t0 + q = 0 carries exactly when
             // t0 != 0, which is also the borrow of q = 0 - t0: so m1_hi = q - borrow.
-            // ALU operations instead of the two low wide products per row (H200: Fr products
-            // 59.6 -> 63.9 G/s). q = 0 - t0 is a subtraction from a zero read through the
+            // ALU operations instead of the two low wide products per row (docs/PERF.md, Fr
+            // product). q = 0 - t0 is a subtraction from a zero read through the
             // volatile m0 (m0 + 1 = 0 here): written with a literal 0, ptxas saw q = -t0 and
             // split every product pair of the row again; as t0·m0 it cost a multiply per row,
             // in the multiplier pipe that bounds the NTT (8 of ~120 per product).

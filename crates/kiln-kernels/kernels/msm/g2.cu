@@ -2,9 +2,8 @@
 //
 // The Fp2 products are calls and the mixed addition is inlined in the accumulate loop. The
 // other way round (the addition a call, its ~30 Fp products inlined in it) spilled its
-// operands to local memory on every addition: on the H200 at 2^24 the accumulate took 495 ms
-// that way against 414 ms this way, measured in one run of the msm bench; it also compiles
-// in seconds instead of minutes.
+// operands to local memory on every addition and ran slower (docs/PERF.md, G2 MSM); this way
+// it also compiles in seconds instead of minutes.
 #define KILN_FP2_NOINLINE
 #include "msm/curve_kernels.cuh"
 

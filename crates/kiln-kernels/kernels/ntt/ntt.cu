@@ -30,7 +30,7 @@
 // x <= n/2 (filled once per domain by ntt_twiddles). So a butterfly costs one product: no
 // product builds twiddles on the fly. The inverse transform's ω^-x = -ω^(n/2-x) comes from the
 // same table, the sign folded into the butterfly (its add and subtract swap); ω^(n/2) = -1 is
-// in the table so that x = 0 takes the same path (H200, H step 2^27: 291 -> 282 ms).
+// in the table so that x = 0 takes the same path (docs/PERF.md, NTT).
 //
 // A pass may also scale every element by c·x^k on load (first pass) or on store (last pass),
 // where k is the element's index or its bit reversal: that is how the coset powers g^i and
@@ -166,7 +166,7 @@ static __device__ __forceinline__ void unit_butterfly(fr_t& x, fr_t& y) {
 // UNIT_M0: the round holds the transform's stages 0..RK-1 (pass L = 0, so lo = 0, and t_lo = 0,
 // so r_base = 0), where the butterflies at offset m = 0 have twiddle ω^0 = 1 and need no
 // product: 7 of a radix-8 round's 12, 3 of a radix-4 round's 4 (~7% of a 2^24 transform's
-// products; H200, forward 2^24 radix 8: 4.67 -> 4.53 ms).
+// products; docs/PERF.md, NTT).
 template <int RK, bool DIT, bool UNIT_M0, bool INV>
 static __device__ __forceinline__ void radix_round(uint4* sh, const PassArgs& p, uint32_t P, uint32_t t_lo) {
     constexpr uint32_t R = 1u << RK;
@@ -202,7 +202,7 @@ static __device__ __forceinline__ void radix_round(uint4* sh, const PassArgs& p,
 // The stages [0, ks) of a pass in rounds of RL stages (radix 2^RL) from stage 0 up, the top
 // round holding what is left (1 to RL stages); DIF runs them top down, DIT bottom up. INV: the
 // inverse transform (ω^-1), a template parameter so that the forward's butterflies carry no
-// sign handling (H200: forward 2^24 4.36 -> 4.16 ms, 2^27 37.7 -> 36.8 ms) and, since the
+// sign handling (docs/PERF.md, NTT) and, since the
 // forward and inverse are kernels of their own, neither pays the other's registers.
 template <bool DIT, int RL, bool INV>
 static __device__ __forceinline__ void rounds(uint4* sh, const PassArgs& p, uint32_t P, uint32_t ks) {
@@ -268,14 +268,12 @@ static __device__ __forceinline__ void pass(fr_t* a, const fr_t* tw, uint32_t lo
 // launcher picks one per pass, see plan::passes). Separate kernels rather than run-time flags,
 // so each is compiled and register-allocated for its own rounds: one kernel for both orders
 // measured 2% slower; one for both directions spilled 40 bytes in the forward radix-4 kernel,
-// none apart (H200, forward 2^24: -1%).
+// none apart (docs/PERF.md, NTT).
 // Launch bounds: at most 128 threads a block for both (blocks of 1024 points for radix 8, 512
 // for radix 4). Radix 8 holds 8 points (64 registers) per thread: 4 blocks per SM (16 warps,
 // 128 registers); radix 4 fits 72 registers: 7 blocks (28 warps), more warps to hide the
-// products' latency at the cost of more shared-memory rounds. H200, forward 2^24 (radix 4):
-// 256 x 3 blocks (24 warps) 4.14 ms, 128 x 6 (24 warps) 4.06 ms, 128 x 7 4.05 ms, 64 x 14 4.09
-// ms, 256 x 4 (64 registers, 184 bytes of spills) 4.35 ms: blocks of 4 warps wait less at the
-// barrier of each round than blocks of 8.
+// products' latency at the cost of more shared-memory rounds; blocks of 4 warps wait less at
+// the barrier of each round than blocks of 8 (docs/PERF.md, NTT blocks).
 #define NTT_PASS_KERNEL(NAME, DIT, RL, INV, MIN_BLOCKS)                                                         \
     extern "C" __global__ void __launch_bounds__(NTT_PASS_THREADS, MIN_BLOCKS)                                \
         NAME(fr_t* a, const fr_t* tw, uint32_t log_n, uint32_t L, uint32_t ks, uint32_t log_g, uint32_t roots,  \
@@ -309,7 +307,7 @@ extern "C" __global__ void ntt_twiddles(fr_t* tw, uint32_t roots, uint32_t w_lo,
 
 // In-place bit-reversal permutation of 2^log_n points, in tiles so that every global access
 // is a run of 2^b consecutive points (512 bytes for b = 4) instead of a lone 32-byte one.
-// H200: b = 4 over b = 3 (256-byte runs): 2^24 0.295 -> 0.276 ms, 2^27 2.34 -> 2.18 ms.
+// b = 4 beats b = 3 (256-byte runs): docs/PERF.md, NTT bit reversal.
 //
 // Write an index as i = (h, m, l): h its top b bits, l its low b bits, m the log_n - 2b bits
 // between. bitrev(i) = (rev(l), rev(m), rev(h)), so the tile T(m) = {(h, m, l): all h, l} of
