@@ -25,7 +25,7 @@ use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfi
 use kiln_cuda::{CudaResultExt, Device, DeviceBuf, DeviceMemory};
 use kiln_field::{DeviceLayout, LayoutError};
 
-use crate::plan::{BITREV_THREADS, Layout, Scale, ScaleAt, bitrev_tiles, passes};
+use crate::plan::{BITREV_THREADS, Layout, Order, PassKernel, Scale, ScaleAt, bitrev_tiles, passes};
 use crate::{Domain, NttError};
 
 const MODULE: &str = "ntt_ntt";
@@ -46,8 +46,7 @@ pub struct GpuDomain {
     domain: Domain,
     layout: Layout,
     tw: DeviceBuf<u64>,
-    /// `ntt_pass_{dif8, dit8, dif4, dit4}` then the same `…_inv`: index
-    /// `4·(inverse) + 2·(radix 4) + (DIT)`, see `run_passes`.
+    /// The pass kernels, at [`PassKernel::index`] (order, radix, direction).
     passes: [CudaFunction; 8],
     bitrev: CudaFunction,
     twiddles: CudaFunction,
@@ -80,16 +79,11 @@ impl GpuDomain {
             domain: domain.clone(),
             layout,
             tw,
-            passes: [
-                device.function(MODULE, "ntt_pass_dif8")?,
-                device.function(MODULE, "ntt_pass_dit8")?,
-                device.function(MODULE, "ntt_pass_dif4")?,
-                device.function(MODULE, "ntt_pass_dit4")?,
-                device.function(MODULE, "ntt_pass_dif8_inv")?,
-                device.function(MODULE, "ntt_pass_dit8_inv")?,
-                device.function(MODULE, "ntt_pass_dif4_inv")?,
-                device.function(MODULE, "ntt_pass_dit4_inv")?,
-            ],
+            passes: {
+                let loaded: Vec<CudaFunction> =
+                    PassKernel::ALL.iter().map(|k| device.function(MODULE, k.name())).collect::<Result<_, _>>()?;
+                loaded.try_into().unwrap_or_else(|_| unreachable!("one function per pass kernel"))
+            },
             bitrev: device.function(MODULE, "ntt_bitrev")?,
             twiddles: device.function(MODULE, "ntt_twiddles")?,
             pointwise: device.function(MODULE, "ntt_pointwise")?,
@@ -311,8 +305,8 @@ impl GpuDomain {
             let (mode, s_lo, s_hi, s_lo_bits, s_bitrev) = s.args();
             let (blocks, threads, shared_mem_bytes) = p.launch_dims(log_n);
             let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes };
-            // The kernel of this direction, round radix (3 or 2 stages, plan::passes) and order.
-            let kernel = &self.passes[4 * usize::from(inverse) + 2 * usize::from(p.round_log == 2) + usize::from(dit)];
+            let order = if dit { Order::Dit } else { Order::Dif };
+            let kernel = &self.passes[PassKernel::of(p, order, inverse).index()];
             let mut launch = stream.launch_builder(kernel);
             launch
                 .arg(&mut *a)

@@ -18,6 +18,65 @@ pub(crate) const MAX_LOG_POINTS: u32 = 10;
 /// bounds): a block holds at most `2^(PASS_THREADS_LOG + round_log)` points.
 pub(crate) const PASS_THREADS_LOG: u32 = 7;
 
+/// The order of a pass: DIF takes natural order and leaves bit-reversed order, DIT the opposite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Order {
+    Dif,
+    Dit,
+}
+
+/// Which pass kernel runs: its order, its rounds' radix (`2^round_log`: 8 or 4) and its
+/// direction (the inverse transform, ω^-1). One compiled kernel per combination
+/// (`ntt_pass_{dif,dit}{8,4}[_inv]`), so each is register-allocated for its own rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PassKernel {
+    pub order: Order,
+    pub round_log: u32,
+    pub inverse: bool,
+}
+
+impl PassKernel {
+    /// Every pass kernel, in the order `GpuDomain` loads them ([`PassKernel::index`]).
+    pub(crate) const ALL: [PassKernel; 8] = [
+        PassKernel::new(Order::Dif, 3, false),
+        PassKernel::new(Order::Dit, 3, false),
+        PassKernel::new(Order::Dif, 2, false),
+        PassKernel::new(Order::Dit, 2, false),
+        PassKernel::new(Order::Dif, 3, true),
+        PassKernel::new(Order::Dit, 3, true),
+        PassKernel::new(Order::Dif, 2, true),
+        PassKernel::new(Order::Dit, 2, true),
+    ];
+
+    const fn new(order: Order, round_log: u32, inverse: bool) -> PassKernel {
+        PassKernel { order, round_log, inverse }
+    }
+
+    /// The kernel running `pass` in `order` and direction `inverse`.
+    pub(crate) fn of(pass: &Pass, order: Order, inverse: bool) -> PassKernel {
+        PassKernel { order, round_log: pass.round_log, inverse }
+    }
+
+    /// Its position in [`PassKernel::ALL`].
+    pub(crate) fn index(self) -> usize {
+        4 * usize::from(self.inverse) + 2 * usize::from(self.round_log == 2) + usize::from(self.order == Order::Dit)
+    }
+
+    /// The kernel's name in `ntt.cu`.
+    pub(crate) fn name(self) -> &'static str {
+        match (self.order, self.round_log, self.inverse) {
+            (Order::Dif, 3, false) => "ntt_pass_dif8",
+            (Order::Dit, 3, false) => "ntt_pass_dit8",
+            (Order::Dif, _, false) => "ntt_pass_dif4",
+            (Order::Dit, _, false) => "ntt_pass_dit4",
+            (Order::Dif, 3, true) => "ntt_pass_dif8_inv",
+            (Order::Dit, 3, true) => "ntt_pass_dit8_inv",
+            (Order::Dif, _, true) => "ntt_pass_dif4_inv",
+            (Order::Dit, _, true) => "ntt_pass_dit4_inv",
+        }
+    }
+}
+
 /// One pass: stages `[l, l + ks)`, `2^log_g` consecutive low indices per block, in rounds of
 /// `round_log` stages that a thread does in registers between shared-memory exchanges (radix
 /// `2^round_log`: 3 or 2, the kernels `ntt_pass_{dif,dit}8` and `…4`).
@@ -664,6 +723,30 @@ mod tests {
             m.run(&mut a, false, true, Some((ScaleAt::Store, m.icoset())));
             m.br(&mut a);
             assert!(a == want, "h step 2^{log_n}");
+        }
+    }
+
+    /// The kernel table is a bijection: each combination at its own index, under its own name.
+    #[test]
+    fn pass_kernels_are_indexed_and_named_one_to_one() {
+        let mut names = std::collections::HashSet::new();
+        for (i, k) in PassKernel::ALL.iter().enumerate() {
+            assert_eq!(k.index(), i, "{k:?}");
+            let order = if k.order == Order::Dit { "dit" } else { "dif" };
+            let radix = 1 << k.round_log;
+            let inv = if k.inverse { "_inv" } else { "" };
+            assert_eq!(k.name(), format!("ntt_pass_{order}{radix}{inv}"));
+            assert!(names.insert(k.name()));
+        }
+        for log_n in 1..=27 {
+            for p in passes(log_n) {
+                for inverse in [false, true] {
+                    for order in [Order::Dif, Order::Dit] {
+                        let k = PassKernel::of(&p, order, inverse);
+                        assert_eq!(PassKernel::ALL[k.index()], k, "2^{log_n} {p:?}");
+                    }
+                }
+            }
         }
     }
 }
