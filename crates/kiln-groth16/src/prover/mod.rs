@@ -244,18 +244,8 @@ pub fn prove_witnesses<P: Prover + ?Sized>(
     options: ProveOptions,
     t: &mut Timings,
 ) -> Result<Vec<Proof>, Groth16Error> {
-    if r_s.len() != witnesses.len() {
-        return Err(Groth16Error::Randomness { got: r_s.len(), circuits: witnesses.len() });
-    }
-    let params = prover.parameters();
-    check_shape(&shape_counts(shape), params)?;
-    if options.check_satisfied {
-        for (i, w) in witnesses.iter().enumerate() {
-            if let Some(j) = shape.evaluate(w.clone())?.first_unsatisfied() {
-                return Err(Groth16Error::Unsatisfied { circuit: i, constraint: j });
-            }
-        }
-    }
+    check_shape(&shape_counts(shape), prover.parameters())?;
+    check_batch(witnesses.len(), r_s, options, |i| Ok(shape.evaluate(witnesses[i].clone())?.first_unsatisfied()))?;
     if witnesses.is_empty() {
         return Ok(Vec::new());
     }
@@ -273,24 +263,35 @@ pub fn prove_assignments<P: Prover + ?Sized>(
     options: ProveOptions,
     t: &mut Timings,
 ) -> Result<Vec<Proof>, Groth16Error> {
-    if r_s.len() != assignments.len() {
-        return Err(Groth16Error::Randomness { got: r_s.len(), circuits: assignments.len() });
-    }
-    let params = prover.parameters();
-    check_shapes(assignments, params)?;
-    if options.check_satisfied {
-        for (i, asg) in assignments.iter().enumerate() {
-            if let Some(j) = asg.first_unsatisfied() {
-                return Err(Groth16Error::Unsatisfied { circuit: i, constraint: j });
-            }
-        }
-    }
+    check_shapes(assignments, prover.parameters())?;
+    check_batch(assignments.len(), r_s, options, |i| Ok(assignments[i].first_unsatisfied()))?;
     if assignments.is_empty() {
         return Ok(Vec::new());
     }
     let sums = prover.sums(assignments, t)?;
     let inputs: Vec<&[Scalar]> = assignments.iter().map(|a| &a.input[..]).collect();
     finish(prover, &sums, &inputs, r_s, options, t)
+}
+
+/// One (r, s) per circuit, and with [`ProveOptions::check_satisfied`] no circuit with an
+/// unsatisfied constraint (`first_unsatisfied(i)`: circuit i's first, if any).
+fn check_batch(
+    circuits: usize,
+    r_s: &[(Scalar, Scalar)],
+    options: ProveOptions,
+    first_unsatisfied: impl Fn(usize) -> Result<Option<usize>, Groth16Error>,
+) -> Result<(), Groth16Error> {
+    if r_s.len() != circuits {
+        return Err(Groth16Error::Randomness { got: r_s.len(), circuits });
+    }
+    if options.check_satisfied {
+        for circuit in 0..circuits {
+            if let Some(constraint) = first_unsatisfied(circuit)? {
+                return Err(Groth16Error::Unsatisfied { circuit, constraint });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The epilogue of every proof, then (by default) their verification: no proof that does not
