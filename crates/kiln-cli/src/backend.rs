@@ -17,15 +17,56 @@ pub enum Backend {
     Gpu,
 }
 
-/// Prover options shared by `prove`, `bench` and `demo`.
+/// Where a command computes: `--backend` and `--device` (shared by `setup` and the provers).
 #[derive(clap::Args, Clone, Debug)]
-pub struct BackendArgs {
-    /// Prover backend.
+pub struct DeviceArgs {
+    /// Backend: `auto` takes the GPU when one is usable.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     backend: Backend,
     /// GPU: the CUDA device ordinal.
     #[arg(long, default_value_t = 0)]
     device: usize,
+}
+
+impl DeviceArgs {
+    /// The GPU to use, or `None` for the CPU: `gpu` without a usable GPU is an error, `auto`
+    /// falls back to the CPU and says why (unless `quiet`).
+    pub fn gpu(&self, quiet: bool) -> Result<Option<Arc<kiln_cuda::Device>>, CliError> {
+        let usable = || -> Result<Arc<kiln_cuda::Device>, String> {
+            let d = kiln_cuda::Device::open(self.device).map_err(|e| e.to_string())?;
+            let info = d.info().map_err(|e| e.to_string())?;
+            if !kiln_kernels::BUILT {
+                return Err(kiln_kernels::NOT_BUILT_HINT.to_string());
+            }
+            if !info.kernels_supported {
+                return Err(format!(
+                    "{} (sm_{}{}) is not among this build's architectures",
+                    info.name, info.major, info.minor
+                ));
+            }
+            Ok(d)
+        };
+        match self.backend {
+            Backend::Cpu => Ok(None),
+            Backend::Gpu => usable().map(Some).map_err(|reason| CliError::NoGpu { device: self.device, reason }),
+            Backend::Auto => match usable() {
+                Ok(d) => Ok(Some(d)),
+                Err(e) => {
+                    if !quiet {
+                        eprintln!("note: running on the CPU ({e})");
+                    }
+                    Ok(None)
+                }
+            },
+        }
+    }
+}
+
+/// Prover options shared by `prove`, `bench` and `demo`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct BackendArgs {
+    #[command(flatten)]
+    pub on: DeviceArgs,
     /// Workers: on the GPU the lanes wanted of the VRAM plan (it may give fewer; `auto`: 2);
     /// with `bench --partitions` also the orchestrator's proving workers (`auto`: one per
     /// lane granted, 1 on the CPU). `auto` or 1 to 64.
@@ -56,41 +97,12 @@ impl BackendArgs {
 
     /// Builds the prover over `params`. `quiet` silences the note saying which backend runs.
     pub fn prover(&self, params: Arc<Parameters>, quiet: bool) -> Result<Box<dyn Prover + Send + Sync>, CliError> {
-        let usable = || -> Result<(), String> {
-            let d = kiln_cuda::Device::open(self.device).map_err(|e| e.to_string())?;
-            let info = d.info().map_err(|e| e.to_string())?;
-            if !kiln_kernels::BUILT {
-                return Err(kiln_kernels::NOT_BUILT_HINT.to_string());
-            }
-            if !info.kernels_supported {
-                return Err(format!(
-                    "{} (sm_{}{}) is not among this build's architectures",
-                    info.name, info.major, info.minor
-                ));
-            }
-            Ok(())
-        };
-        let gpu = match self.backend {
-            Backend::Cpu => false,
-            Backend::Gpu => {
-                usable().map_err(|reason| CliError::NoGpu { device: self.device, reason })?;
-                true
-            }
-            Backend::Auto => match usable() {
-                Ok(()) => true,
-                Err(e) => {
-                    if !quiet {
-                        eprintln!("note: proving on the CPU ({e})");
-                    }
-                    false
-                }
-            },
-        };
+        let gpu = self.on.gpu(quiet)?.is_some();
         if !gpu {
             return Ok(Box::new(CpuProver::new(params)));
         }
         let mut options = GpuOptions::from_env().map_err(CliError::Environment)?;
-        options.device = self.device;
+        options.device = self.on.device;
         if let kiln_sched::Workers::Fixed(n) = self.workers {
             options.workers = n;
         }
@@ -101,10 +113,11 @@ impl BackendArgs {
         if !quiet {
             eprintln!(
                 "note: proving on GPU {} ({:?} SRS, {} worker(s))",
-                self.device,
+                self.on.device,
                 prover.srs_mode(),
                 prover.plan().workers
             );
+            eprintln!("{}", prover.plan());
         }
         Ok(Box::new(prover))
     }

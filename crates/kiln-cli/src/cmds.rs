@@ -1,6 +1,7 @@
 //! `kiln setup | prove | verify | bench | demo`: Groth16 on the built-in circuits.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ff::Field;
@@ -8,15 +9,15 @@ use indicatif::{ProgressBar, ProgressStyle};
 use kiln_groth16::atomic::{AtomicFile, write_atomic};
 use kiln_groth16::circuits::{Builtin, Kind};
 use kiln_groth16::{
-    Check, Parameters, PreparedVerifyingKey, Progress, Proof, ProofError, ProofReader, ProveOptions, Scalar, Timings,
-    create_proofs, create_proofs_recorded, random_setup, verify_proofs_batch,
+    Check, Parameters, PreparedVerifyingKey, Progress, Proof, ProofError, ProofReader, ProveOptions, Scalar, Shape,
+    Timings, Trapdoor, create_proofs, create_proofs_recorded, gpu_setup, setup_with_trapdoor, verify_proofs_batch,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use crate::backend::BackendArgs;
+use crate::backend::{BackendArgs, DeviceArgs};
 use crate::error::CliError;
 
 /// The result of a command.
@@ -72,6 +73,8 @@ pub struct SetupArgs {
     /// Seed of the toxic waste (random setup: for tests and benchmarks only).
     #[arg(long, default_value_t = 0)]
     setup_seed: u64,
+    #[command(flatten)]
+    on: DeviceArgs,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -138,7 +141,8 @@ pub struct BenchArgs {
     /// `kiln bench` only: prove this many equally shaped circuits (seeds seed, seed + 1, ...)
     /// through the orchestrator (kiln-sched) and report the wall time, proofs per minute and
     /// the prover's busy fraction instead of single-proof phases (`--workers`: how many
-    /// prove at once); 0 (default): single proofs.
+    /// prove at once; `--repeat`: rounds of the batch in one process); 0 (default): single
+    /// proofs.
     #[arg(long, default_value_t = 0, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=MAX_REPEAT))]
     partitions: usize,
     /// Print JSON.
@@ -180,6 +184,14 @@ impl Drop for Bar {
     }
 }
 
+/// Peak resident set size of this process (Linux `VmHWM`), for reports.
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
@@ -188,9 +200,25 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn setup_params(c: Builtin, setup_seed: u64, hidden: bool) -> Result<Parameters, CliError> {
+/// Parameters for `c` from the trapdoor drawn from `setup_seed`: on `gpu` when given (from
+/// the recorded `shape`, recorded here if not given), else on the CPU. The same seed gives
+/// the same bytes either way.
+fn setup_params(
+    c: Builtin,
+    setup_seed: u64,
+    hidden: bool,
+    gpu: Option<&Arc<kiln_cuda::Device>>,
+    shape: Option<&Shape>,
+) -> Result<Parameters, CliError> {
     let bar = Bar::new(hidden);
-    Ok(random_setup(c, &mut ChaCha20Rng::seed_from_u64(setup_seed), &bar)?)
+    let trapdoor = Trapdoor::random(&mut ChaCha20Rng::seed_from_u64(setup_seed));
+    Ok(match gpu {
+        Some(device) => match shape {
+            Some(shape) => gpu_setup(shape, &trapdoor, device, &bar)?,
+            None => gpu_setup(&Shape::record(c)?, &trapdoor, device, &bar)?,
+        },
+        None => setup_with_trapdoor(c, &trapdoor, &bar)?,
+    })
 }
 
 /// `kiln setup`.
@@ -199,7 +227,8 @@ pub fn setup(args: &SetupArgs) -> CmdResult {
     // A bad output path is reported before the setup's work, not after.
     check_output(&args.out, &[])?;
     let start = Instant::now();
-    let params = setup_params(c, args.setup_seed, args.json)?;
+    let gpu = args.on.gpu(args.json)?;
+    let params = setup_params(c, args.setup_seed, args.json, gpu.as_ref(), None)?;
     params.write_file(&args.out)?;
     let t = start.elapsed();
     if args.json {
@@ -350,9 +379,31 @@ fn file_digest(path: &Path) -> std::io::Result<(u64, String)> {
     Ok((len, hex(&Sha256::digest(&map[..]))))
 }
 
-/// Cached parameters for `c`: loaded when the file matches its recorded size and SHA-256,
-/// otherwise (missing or corrupt) made again and recorded. Returns (params, was_cached, setup time).
-fn cached_params(c: Builtin, log_size: u32, hidden: bool) -> Result<(Parameters, bool, Duration), CliError> {
+/// Sizes above this many constraints (log 2) are set up in memory for each run and not
+/// cached: a 2^27 circuit's parameters are ~45 GiB, which take longer to write, hash and read
+/// back than the GPU takes to make them.
+const CACHE_MAX_LOG: u32 = 24;
+
+/// Parameters for `c` (with its recorded `shape`), made on `gpu` when given: from the cache
+/// when the file matches its recorded size and SHA-256, otherwise (missing or corrupt) made
+/// again and recorded. Returns (params, was_cached, setup time).
+fn cached_params(
+    c: Builtin,
+    log_size: u32,
+    hidden: bool,
+    gpu: Option<&Arc<kiln_cuda::Device>>,
+    shape: &Shape,
+) -> Result<(Parameters, bool, Duration), CliError> {
+    // A fixed setup seed: the cache holds the same parameters whoever made them, on either backend.
+    let setup = || setup_params(Builtin { seed: 0, ..c }, 0x6b696c6e, hidden, gpu, Some(shape));
+    if log_size > CACHE_MAX_LOG {
+        let start = Instant::now();
+        let params = setup()?;
+        if !hidden {
+            eprintln!("note: 2^{log_size} parameters made in memory, not cached (above 2^{CACHE_MAX_LOG})");
+        }
+        return Ok((params, false, start.elapsed()));
+    }
     let dir = cache_dir();
     std::fs::create_dir_all(&dir).map_err(|source| CliError::Cache {
         path: dir.clone(),
@@ -372,8 +423,7 @@ fn cached_params(c: Builtin, log_size: u32, hidden: bool) -> Result<(Parameters,
             tracing::warn!(path = %path.display(), "cached parameters fail the integrity check: making them again");
         }
     }
-    // A fixed setup seed: the cache holds the same parameters whoever made them.
-    let params = setup_params(Builtin { seed: 0, ..c }, 0x6b696c6e, hidden)?;
+    let params = setup()?;
     params.write_file(&path)?;
     let (len, digest) =
         file_digest(&path).map_err(|source| CliError::Cache { path: path.clone(), op: "read back", source })?;
@@ -382,7 +432,13 @@ fn cached_params(c: Builtin, log_size: u32, hidden: bool) -> Result<(Parameters,
 }
 
 struct RunReport {
+    /// Recording the circuit's shape (its constraint matrices), once per run.
+    record_ms: f64,
+    /// Peak resident host memory of the process after the run, if the OS says.
+    peak_rss: Option<u64>,
     params_ms: f64,
+    /// Where the parameters were made: "gpu", "cpu" (or loaded from the cache).
+    setup_on: &'static str,
     cached: bool,
     timings: Vec<Timings>,
     /// Wall time of each proof, circuit to verified proof bytes (phases overlap on the GPU).
@@ -395,7 +451,13 @@ struct RunReport {
 
 fn run_bench(args: &BenchArgs) -> Result<RunReport, CliError> {
     let c = args.circuit.circuit();
-    let (params, cached, params_time) = cached_params(c, args.circuit.log_size, args.json)?;
+    // The circuit's constraint matrices are recorded once, like the parameters: per proof,
+    // synthesis is then witness generation and sparse products. A GPU setup reads them too.
+    let record = Instant::now();
+    let shape = kiln_groth16::Shape::record(c)?;
+    let record = record.elapsed();
+    let gpu = args.backend.on.gpu(args.json)?;
+    let (params, cached, params_time) = cached_params(c, args.circuit.log_size, args.json, gpu.as_ref(), &shape)?;
     let params = std::sync::Arc::new(params);
     let backend = args.backend.prover(params.clone(), args.json)?;
     let mut rng = rand::rngs::OsRng;
@@ -403,9 +465,6 @@ fn run_bench(args: &BenchArgs) -> Result<RunReport, CliError> {
     let mut walls = Vec::new();
     let mut proof = None;
     let options = ProveOptions { verify: !args.no_verify, ..ProveOptions::default() };
-    // The circuit's constraint matrices are recorded once, like the parameters: per proof,
-    // synthesis is then witness generation and sparse products.
-    let shape = kiln_groth16::Shape::record(c)?;
     for _ in 0..args.repeat {
         let start = Instant::now();
         let r_s = [(Scalar::random(&mut rng), Scalar::random(&mut rng))];
@@ -419,7 +478,10 @@ fn run_bench(args: &BenchArgs) -> Result<RunReport, CliError> {
     let pvk = PreparedVerifyingKey::new(&params.vk);
     let verified = kiln_groth16::verify_proof(&pvk, &proof, &c.public_inputs())?;
     Ok(RunReport {
+        record_ms: ms(record),
+        peak_rss: peak_rss(),
         params_ms: ms(params_time),
+        setup_on: if gpu.is_some() { "gpu" } else { "cpu" },
         cached,
         timings,
         walls,
@@ -483,51 +545,68 @@ pub fn demo(args: &BenchArgs) -> CmdResult {
 }
 
 /// `kiln bench --partitions N`: N equally shaped circuits (one recorded shape) through
-/// kiln-sched's CPU witness stage and proving workers; every proof verified.
+/// kiln-sched's CPU witness stage and proving workers, `--repeat` rounds in one process (the
+/// prover and its VRAM plan made once); every proof verified.
 fn bench_partitions(args: &BenchArgs) -> CmdResult {
     let c = &args.circuit;
-    let (params, _, _) = cached_params(c.circuit(), c.log_size, args.json)?;
+    let record = Instant::now();
+    let shape = std::sync::Arc::new(kiln_groth16::Shape::record(c.circuit())?);
+    let record = record.elapsed();
+    let gpu = args.backend.on.gpu(args.json)?;
+    let (params, cached, setup) = cached_params(c.circuit(), c.log_size, args.json, gpu.as_ref(), &shape)?;
     let params = std::sync::Arc::new(params);
     let prover: kiln_sched::SharedProver = args.backend.prover(params, args.json)?.into();
     let backend = prover.name();
-    let shape = std::sync::Arc::new(kiln_groth16::Shape::record(c.circuit())?);
     let options = ProveOptions { verify: !args.no_verify, ..ProveOptions::default() };
     let config = kiln_sched::Config { workers: args.backend.workers(), options, ..kiln_sched::Config::default() };
     let scheduler = kiln_sched::Scheduler::new(vec![prover], config)?;
-    let mut seeds = rand::rngs::OsRng;
-    let jobs = (0..args.partitions as u64)
-        .map(|i| {
-            let (r, s) = (Scalar::random(&mut seeds), Scalar::random(&mut seeds));
-            kiln_sched::Job::new(c.circuit_at(i), kiln_sched::Randomness::Given(r, s))
-        })
-        .collect();
-    let report = scheduler.run(shape, jobs)?;
-    let m = report.metrics.clone();
-    let proofs = report.into_proofs()?;
-    if args.json {
-        let out = json!({
-            "circuit": c.circuit.to_string(),
-            "log_size": c.log_size,
-            "backend": backend,
-            "partitions": proofs.len(),
-            "workers": m.workers,
-            "cpu_threads": m.cpu_threads,
-            "queue_depth": m.queue_depth,
-            "wall_ms": ms(m.wall),
-            "proofs_per_minute": m.proofs_per_minute(),
-            "busy_fraction": m.busy_fraction(),
-            "queue_wait_ms": ms(m.queue_wait),
-            "feed_wait_ms": ms(m.feed_wait),
-            "backpressure_wait_ms": ms(m.backpressure_wait),
-            "starved_wait_ms": ms(m.starved_wait),
-            "peak_queue_depth": m.peak_queue_depth,
-            "peak_witnesses": m.peak_witnesses,
-            "prove_ms": timings_json(&m.timings),
-            "verified": !args.no_verify,
-        });
-        println!("{out}");
-    } else {
+    if !args.json {
         println!("circuit   {} with 2^{} constraints, backend {}", c.circuit, c.log_size, backend);
+        println!("shape     recorded in {:.1} ms", ms(record));
+        let made = if gpu.is_some() { "set up on the gpu" } else { "set up on the cpu" };
+        println!("params    {} in {:.1} ms", if cached { "loaded from cache" } else { made }, ms(setup));
+    }
+    let mut seeds = rand::rngs::OsRng;
+    for round in 1..=args.repeat {
+        let jobs = (0..args.partitions as u64)
+            .map(|i| {
+                let (r, s) = (Scalar::random(&mut seeds), Scalar::random(&mut seeds));
+                kiln_sched::Job::new(c.circuit_at(i), kiln_sched::Randomness::Given(r, s))
+            })
+            .collect();
+        let report = scheduler.run(shape.clone(), jobs)?;
+        let m = report.metrics.clone();
+        let proofs = report.into_proofs()?;
+        if args.json {
+            let out = json!({
+                "circuit": c.circuit.to_string(),
+                "log_size": c.log_size,
+                "backend": backend,
+                "round": round,
+                "record_ms": ms(record),
+                "params_ms": ms(setup),
+                "params_cached": cached,
+                "partitions": proofs.len(),
+                "workers": m.workers,
+                "cpu_threads": m.cpu_threads,
+                "queue_depth": m.queue_depth,
+                "wall_ms": ms(m.wall),
+                "proofs_per_minute": m.proofs_per_minute(),
+                "busy_fraction": m.busy_fraction(),
+                "queue_wait_ms": ms(m.queue_wait),
+                "feed_wait_ms": ms(m.feed_wait),
+                "backpressure_wait_ms": ms(m.backpressure_wait),
+                "starved_wait_ms": ms(m.starved_wait),
+                "peak_queue_depth": m.peak_queue_depth,
+                "peak_witnesses": m.peak_witnesses,
+                "peak_rss_bytes": peak_rss(),
+                "prove_ms": timings_json(&m.timings),
+                "verified": !args.no_verify,
+            });
+            println!("{out}");
+            continue;
+        }
+        println!("== round {round} of {}", args.repeat);
         println!(
             "batch     {} partitions, {} proving workers, {} CPU threads, queue depth {}",
             proofs.len(),
@@ -549,6 +628,9 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
         println!("phases summed over the batch:");
         print_timings(&m.timings);
         println!("verify    {}", if args.no_verify { "skipped (--no-verify)" } else { "every proof VERIFIED" });
+        if let Some(rss) = peak_rss() {
+            println!("memory    peak resident {:.2} GiB (host)", rss as f64 / (1u64 << 30) as f64);
+        }
     }
     Ok(())
 }
@@ -564,8 +646,11 @@ fn report(args: &BenchArgs, r: &RunReport, demo: bool) -> CmdResult {
             "circuit": c.circuit.to_string(),
             "log_size": c.log_size,
             "backend": r.backend,
+            "record_ms": r.record_ms,
             "params_cached": r.cached,
             "params_ms": r.params_ms,
+            "setup_on": r.setup_on,
+            "peak_rss_bytes": r.peak_rss,
             "repeats": r.timings.len(),
             "prove_ms": timings_json(&t),
             "wall_ms": ms(wall),
@@ -578,11 +663,12 @@ fn report(args: &BenchArgs, r: &RunReport, demo: bool) -> CmdResult {
         println!("{out}");
     } else {
         println!("circuit   {} with 2^{} constraints, backend {}", c.circuit, c.log_size, r.backend);
-        println!(
-            "params    {} in {:.1} ms",
-            if r.cached { "loaded from cache (integrity checked)" } else { "created and cached" },
-            r.params_ms
-        );
+        println!("shape     recorded in {:.1} ms (constraint matrices, once per run)", r.record_ms);
+        if r.cached {
+            println!("params    loaded from cache (integrity checked) in {:.1} ms", r.params_ms);
+        } else {
+            println!("params    set up on the {} in {:.1} ms", r.setup_on, r.params_ms);
+        }
         if demo {
             println!("proof     {}", hex(&r.proof.to_bytes()));
         } else {
@@ -596,6 +682,9 @@ fn report(args: &BenchArgs, r: &RunReport, demo: bool) -> CmdResult {
             ms(walls[walls.len() - 1])
         );
         println!("verify    {:.1} ms: {}", ms(r.verify), if r.verified { "VERIFIED" } else { "FAILED" });
+        if let Some(rss) = r.peak_rss {
+            println!("memory    peak resident {:.2} GiB (host)", rss as f64 / (1u64 << 30) as f64);
+        }
     }
     if r.verified { Ok(()) } else { Err(CliError::NotVerified { what: "the proof just made".into() }) }
 }

@@ -42,6 +42,14 @@ pub unsafe trait DeviceLayout: Copy + Sized + 'static {
         unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u64>(), values.len() * Self::WORDS) }
     }
 
+    /// The words of `values`, borrowed mutably (no copy): a download target, e.g. for
+    /// `stream.memcpy_dtoh` of points a kernel computed.
+    fn as_u64s_mut(values: &mut [Self]) -> &mut [u64] {
+        // SAFETY: as in `as_u64s`; every bit pattern of the words is a valid `Self` (trait
+        // contract), so whatever is written through the view leaves valid values.
+        unsafe { std::slice::from_raw_parts_mut(values.as_mut_ptr().cast::<u64>(), values.len() * Self::WORDS) }
+    }
+
     /// `words` viewed as values, in place (no copy): e.g. pinned upload buffers of `u64`
     /// words that a host computation writes scalars into.
     fn from_u64s_mut(words: &mut [u64]) -> Result<&mut [Self], LayoutError> {

@@ -83,7 +83,10 @@ impl Builtin {
                 let (x0, n) = squaring_shape(self);
                 vec![(0..n).fold(x0, |x, _| x.square())]
             }
-            Kind::Porep => vec![porep_witness(self).output],
+            Kind::Porep => {
+                let w = porep_witness(self);
+                w.packs.into_iter().chain([w.output]).collect()
+            }
         }
     }
 }
@@ -189,25 +192,35 @@ fn synth_squaring<CS: ConstraintSystem<Scalar>>(c: &Builtin, cs: &mut CS) -> Res
 /// Every PACK_EVERY-th chain step also packs the last PACK_BITS bits into one field element.
 const PACK_EVERY: usize = 50;
 const PACK_BITS: usize = 32;
+/// The first packed values are public inputs, as many as a Filecoin PoRep partition has
+/// besides ONE and the output (328 inputs in all), or one per 128 constraints in small
+/// circuits (there is one pack per ~68 constraints, so enough packs exist).
+const PUBLIC_PACKS: usize = 326;
 
 struct PorepShape {
     keys: usize,
     chain: usize,
+    /// Packs that are public inputs (each costs one trailing input constraint).
+    public: usize,
 }
 
 fn porep_shape(c: &Builtin) -> PorepShape {
     let body = c.constraints - OVERHEAD;
+    let public = PUBLIC_PACKS.min(body / 128);
+    let body = body - public;
     // One booleanity constraint per key, one XOR per chain step, one packing per
     // PACK_EVERY steps: keys ≈ 1/4 of the aux variables gives B ≈ 25% dense.
     let keys = (body / 4).max(1);
     let rest = body - keys;
     let chain = rest * PACK_EVERY / (PACK_EVERY + 1);
-    PorepShape { keys, chain }
+    PorepShape { keys, chain, public }
 }
 
 struct PorepWitness {
     keys: Vec<bool>,
     z0: bool,
+    /// The public packed values, in chain order.
+    packs: Vec<Scalar>,
     output: Scalar,
 }
 
@@ -217,8 +230,18 @@ fn porep_witness(c: &Builtin) -> PorepWitness {
     // Keys slightly biased to zero, as Filecoin's aux values are (51% zero, 47% one).
     let keys: Vec<bool> = (0..s.keys).map(|_| rng.gen_bool(0.47)).collect();
     let z0 = rng.gen_bool(0.5);
-    let last = (0..s.chain).fold(z0, |z, i| z ^ keys[i % s.keys]);
-    PorepWitness { keys, z0, output: Scalar::from(last as u64) }
+    // The last PACK_BITS chain bits as an integer, oldest in bit 0: what a pack holds.
+    let mut window = 0u32;
+    let mut packs = Vec::with_capacity(s.public);
+    let mut last = z0;
+    for i in 0..s.chain {
+        last ^= keys[i % s.keys];
+        window = window >> 1 | (last as u32) << (PACK_BITS - 1);
+        if (i + 1) % PACK_EVERY == 0 && packs.len() < s.public {
+            packs.push(Scalar::from(u64::from(window)));
+        }
+    }
+    PorepWitness { keys, z0, packs, output: Scalar::from(last as u64) }
 }
 
 /// A bit as a field element the way bellpepper's `AllocatedBit` makes it (a select, not
@@ -259,7 +282,11 @@ fn synth_porep<CS: ConstraintSystem<Scalar>>(c: &Builtin, cs: &mut CS) -> Result
             // The packed value is computed for the witness; the linear combination only inside
             // the enforce closure, which a witness-only synthesis (recorded shapes) never calls.
             let packed_val = recent.iter().rev().fold(Scalar::ZERO, |acc, &(_, b)| acc.double() + bit(b));
-            let packed = cs.alloc(|| format!("packed {i}"), || Ok(packed_val))?;
+            let packed = if (i + 1) / PACK_EVERY <= s.public {
+                cs.alloc_input(|| format!("packed {i}"), || Ok(packed_val))?
+            } else {
+                cs.alloc(|| format!("packed {i}"), || Ok(packed_val))?
+            };
             cs.enforce(
                 || format!("pack {i}"),
                 |l| l + packed,
@@ -315,5 +342,16 @@ mod tests {
         assert!(1.0 - zero - one < 0.04, "other fraction {}", 1.0 - zero - one);
         assert!(a > 0.99, "A density {a}");
         assert!((0.22..0.28).contains(&b), "B density {b}");
+        assert_eq!(asg.input.len(), 1 + (((1 << 14) - OVERHEAD) / 128) + 1, "ONE, the public packs, the output");
+    }
+
+    #[test]
+    fn porep_has_filecoins_input_count_when_large() {
+        let c = Builtin::new(Kind::Porep, 1 << 17, 1);
+        assert_eq!(porep_shape(&c).public, PUBLIC_PACKS);
+        let asg = synthesize(c).unwrap();
+        assert_eq!(asg.input.len(), 328, "ONE, 326 packs, the output");
+        assert_eq!(asg.input[1..], c.public_inputs()[..]);
+        assert_eq!(asg.first_unsatisfied(), None);
     }
 }

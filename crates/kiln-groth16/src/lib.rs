@@ -38,6 +38,8 @@ pub use prover::{
 #[cfg(feature = "cuda")]
 pub use prover::{GpuOptions, GpuProver, SrsMode, parse_bytes};
 pub use recorded::{Shape, Witness};
+#[cfg(feature = "cuda")]
+pub use setup::gpu::gpu_setup;
 pub use setup::{Trapdoor, random_setup, setup_with_trapdoor};
 pub use verifier::{PreparedVerifyingKey, verify, verify_proof, verify_proofs_batch};
 

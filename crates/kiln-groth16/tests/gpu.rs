@@ -11,8 +11,8 @@ use kiln_cuda::testing::{gpu_or_skip, small_sizes};
 use kiln_groth16::circuits::{Builtin, Kind};
 use kiln_groth16::prover::conformance::check_prover;
 use kiln_groth16::{
-    CpuProver, GpuOptions, GpuProver, NoProgress, Parameters, Proof, ProveOptions, Shape, SrsMode,
-    create_proofs_recorded, create_proofs_with, random_setup,
+    CpuProver, GpuOptions, GpuProver, NoProgress, Parameters, Proof, ProveOptions, Shape, SrsMode, Trapdoor,
+    create_proofs_recorded, create_proofs_with, gpu_setup, random_setup, setup_with_trapdoor,
 };
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -67,6 +67,35 @@ fn gpu_equals_cpu(kind: Kind, log: u32, batch: u64, options: &GpuOptions, expect
         assert_eq!(recorded[i].to_bytes(), theirs[i].to_bytes(), "{ctx}: proof {i}: recorded GPU bytes differ");
         assert!(bellperson_verifies(&params, &ours[i], &c.public_inputs()), "{ctx}: proof {i}: bellperson rejects it");
     }
+}
+
+/// The GPU setup (fixed-base products and inverse FFT on the device, QAP from the recorded
+/// shape) writes the CPU setup's bytes for the same trapdoor, for every built-in circuit; and
+/// the GPU prover's proofs under GPU-made parameters verify with bellperson's verifier.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
+fn gpu_setup_equals_cpu_setup() {
+    let Some(device) = gpu_or_skip("gpu_setup_equals_cpu_setup") else { return };
+    let seed = rand::thread_rng().next_u64();
+    println!("trapdoor seed {seed}");
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let logs: &[u32] = if small_sizes() { &[8] } else { &[10, 16] };
+    for &log in logs {
+        for kind in Kind::ALL {
+            let c = Builtin::new(kind, 1 << log, seed);
+            let t = Trapdoor::random(&mut rng);
+            let cpu = setup_with_trapdoor(c, &t, &NoProgress).unwrap();
+            let gpu = gpu_setup(&Shape::record(c).unwrap(), &t, &device, &NoProgress)
+                .unwrap_or_else(|e| panic!("{kind} 2^{log}: gpu_setup: {e}"));
+            assert!(gpu.to_bytes() == cpu.to_bytes(), "{kind} 2^{log}: GPU and CPU setups differ (seed {seed})");
+        }
+    }
+    let c = Builtin::new(Kind::Porep, 1 << 10, seed);
+    let params =
+        Arc::new(gpu_setup(&Shape::record(c).unwrap(), &Trapdoor::random(&mut rng), &device, &NoProgress).unwrap());
+    let gpu = GpuProver::new(params.clone(), &options()).unwrap();
+    let (proofs, _) = create_proofs_with(&gpu, vec![c], &randomness(1), ProveOptions::default()).unwrap();
+    assert!(bellperson_verifies(&params, &proofs[0], &c.public_inputs()));
 }
 
 #[test]

@@ -16,6 +16,7 @@
 
 use blstrs::Scalar;
 use ff::Field;
+use rayon::prelude::*;
 
 /// Rows per block: the unit of parallel evaluation and of random access.
 pub(crate) const ROWS_PER_BLOCK: usize = 1024;
@@ -180,6 +181,50 @@ impl SparseMatrix {
             }
             *o = acc;
         }
+    }
+
+    /// `out[i] += Σ_rows M[row][i] · weights[row]`: the transposed product Mᵀ·weights, over
+    /// z indices (`out.len()` variables, `weights.len()` rows). The setup's QAP at τ.
+    ///
+    /// Parallel without atomics or a transposed copy: each task owns a range of `out` and
+    /// decodes the whole stream, keeping the terms that fall in its range. Decoding is cheap
+    /// next to the products, and the memory used is `out` alone.
+    pub(crate) fn add_transposed(&self, weights: &[Scalar], coeffs: &[Scalar], out: &mut [Scalar]) {
+        assert_eq!(weights.len(), self.rows, "one weight per row");
+        let per = out.len().div_ceil(rayon::current_num_threads()).max(1);
+        out.par_chunks_mut(per).enumerate().for_each(|(k, part)| {
+            let range = k * per..k * per + part.len();
+            let mut pos = 0;
+            for &weight in weights {
+                if self.words[pos] == EMPTY_ROW {
+                    pos += 1;
+                    continue;
+                }
+                loop {
+                    let w = self.words[pos];
+                    pos += 1;
+                    let code = if w & COEFF != 0 {
+                        pos += 1;
+                        Some(self.words[pos - 1])
+                    } else {
+                        None
+                    };
+                    let z = (w >> 2) as usize;
+                    if range.contains(&z) {
+                        let slot = &mut part[z - range.start];
+                        match code {
+                            None => *slot += weight,
+                            Some(CODE_MINUS_ONE) => *slot -= weight,
+                            Some(CODE_TWO) => *slot += weight.double(),
+                            Some(c) => *slot += weight * coeffs[c as usize],
+                        }
+                    }
+                    if w & LAST != 0 {
+                        break;
+                    }
+                }
+            }
+        });
     }
 
     /// The terms of every row as (z index, coefficient code), for tests and other consumers

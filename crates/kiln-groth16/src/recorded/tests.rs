@@ -170,8 +170,9 @@ fn evaluate_into_overwrites_caller_buffers() {
 
 #[test]
 fn shape_mismatch_is_a_typed_error() {
-    let shape = Shape::record(Builtin::new(Kind::Porep, 1024, 0)).unwrap();
-    match shape.synthesize(Builtin::new(Kind::Porep, 2048, 0)) {
+    // Squaring: one public input at every size, so only the aux count differs.
+    let shape = Shape::record(Builtin::new(Kind::Squaring, 1024, 0)).unwrap();
+    match shape.synthesize(Builtin::new(Kind::Squaring, 2048, 0)) {
         Err(Groth16Error::ShapeMismatch { what: "number of aux variables", got, expected }) => {
             assert_eq!(expected, shape.num_aux());
             assert!(got > expected);

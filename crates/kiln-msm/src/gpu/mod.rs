@@ -9,18 +9,22 @@
 //!   set) and [`MsmContext::msm_g1_multi`] (one scalar vector over several base sets: the
 //!   digits are sorted once and shared).
 //! - The 0/1/other split on the device: [`MsmContext::split`] then [`MsmContext::msm_g1_split`].
+//! - [`FixedBase`]: `k_i · G` for one fixed point and many scalars (the setup's products).
 //!
 //! Correctness: every entry point is compared with [`crate::cpu`] by the GPU tests.
 //!
 //! Files: [`plan`] (window sizes, scratch sizes), `bases` (base sets and scalar sources),
-//! `context` (the engine: sort, accumulate, reduce), `context/split.rs` (the 0/1/other path).
+//! `context` (the engine: sort, accumulate, reduce), `context/split.rs` (the 0/1/other path),
+//! [`fixed_base`] (the setup's fixed-base products).
 
 mod bases;
 mod context;
+pub mod fixed_base;
 pub mod plan;
 
 pub use bases::{GpuBases, Scalars};
 pub use context::{GpuSplit, MsmContext};
+pub use fixed_base::{FixedBase, fixed_base_bytes};
 pub use plan::{Plan, scratch_bytes, window_bits};
 
 /// Which group an MSM runs in.
