@@ -61,36 +61,57 @@ fn ten_partitions_on_the_gpu_equal_cpu_proofs() {
     }
 }
 
-/// An unsatisfied circuit among ten on the GPU fails alone, and the prover keeps proving.
+/// Among ten jobs on the GPU, one unsatisfied circuit and one whose kernel launch the driver
+/// refuses (the `fail_launch_on_input` test hook: a real CUDA error on the proof's stream)
+/// each fail alone with a typed error; the other eight proofs equal the CPU prover's; and the
+/// same prover keeps proving afterwards.
 #[test]
 #[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
 fn a_fault_on_the_gpu_fails_only_its_job() {
     let Some(_device) = gpu_or_skip("a_fault_on_the_gpu_fails_only_its_job") else { return };
     let params = Arc::new(random_setup(circuit(0), &mut ChaCha20Rng::seed_from_u64(3), &NoProgress).unwrap());
     let shape = Arc::new(Shape::record(circuit(0)).unwrap());
-    let gpu = GpuProver::new(params, &GpuOptions { workers: 2, ..GpuOptions::default() }).unwrap();
+    let (unsatisfied, refused) = (4u64, 7u64);
+    let fail_on = circuit(refused).public_inputs()[0];
+    assert!((0..10).filter(|&i| circuit(i).public_inputs()[0] == fail_on).eq([refused]), "hook matches one job");
+    let options = GpuOptions { workers: 2, fail_launch_on_input: Some(fail_on), ..GpuOptions::default() };
+    let gpu = GpuProver::new(params.clone(), &options).unwrap();
     let scheduler = Scheduler::new(vec![Arc::new(gpu)], Config::default()).unwrap();
-    let jobs = |bad: bool| -> Vec<Job> {
+    let mut rng = ChaCha20Rng::seed_from_u64(21);
+    let r_s: Vec<(Scalar, Scalar)> = (0..10).map(|_| (Scalar::random(&mut rng), Scalar::random(&mut rng))).collect();
+    let jobs = |faults: bool| -> Vec<Job> {
         (0..10u64)
             .map(|i| {
-                if bad && i == 4 {
+                let (r, s) = r_s[i as usize];
+                if faults && i == unsatisfied {
                     let witness = Box::new(move |shape: &Shape| {
                         let mut w = shape.witness(circuit(i))?;
                         w.aux[0] += Scalar::ONE;
                         Ok(w)
                     });
-                    Job::from_witness_fn(witness, Randomness::Seed(i))
+                    Job::from_witness_fn(witness, Randomness::Given(r, s))
+                } else if !faults && i == refused {
+                    Job::new(circuit(i + 100), Randomness::Given(r, s))
                 } else {
-                    Job::new(circuit(i), Randomness::Seed(i))
+                    Job::new(circuit(i), Randomness::Given(r, s))
                 }
             })
             .collect()
     };
     let report = scheduler.run(shape.clone(), jobs(true)).unwrap();
-    assert_eq!((report.metrics.jobs_done, report.metrics.jobs_failed), (9, 1));
-    assert!(matches!(
-        report.outcomes[4].result,
-        Err(JobError::Prove { source: Groth16Error::ProofRejected { .. }, .. })
-    ));
+    assert_eq!((report.metrics.jobs_done, report.metrics.jobs_failed), (8, 2));
+    let err = report.outcomes[unsatisfied as usize].result.as_ref().unwrap_err();
+    assert!(matches!(err, JobError::Prove { source: Groth16Error::ProofRejected { .. }, .. }), "{err}");
+    let err = report.outcomes[refused as usize].result.as_ref().unwrap_err();
+    assert!(matches!(err, JobError::Prove { source: Groth16Error::Cuda(_), .. }), "{err}");
+    let cpu = CpuProver::new(params);
+    for (i, outcome) in report.outcomes.iter().enumerate() {
+        if let Ok(proof) = &outcome.result {
+            let (want, _) =
+                create_proofs_with(&cpu, vec![circuit(i as u64)], &r_s[i..=i], ProveOptions::default()).unwrap();
+            assert_eq!(proof.to_bytes(), want[0].to_bytes(), "job {i}");
+        }
+    }
+    // The same prover (and its lanes) keeps proving: a clean batch completes in full.
     assert_eq!(scheduler.run(shape, jobs(false)).unwrap().metrics.jobs_done, 10);
 }

@@ -18,6 +18,7 @@
 //! Files: [`options`] (what a user sets), [`job`] (one proof's inputs), [`proof`] (one
 //! proof on one lane); this file builds the prover and spreads a batch over its lanes.
 
+mod fault;
 mod job;
 mod options;
 mod proof;
@@ -135,6 +136,8 @@ pub struct GpuProver {
     /// that concurrent calls (a scheduler's workers, one circuit each) each take a free lane
     /// instead of colliding on one id.
     callers: AtomicUsize,
+    /// [`GpuOptions::fail_launch_on_input`].
+    fail_launch_on_input: Option<Scalar>,
 }
 
 impl std::fmt::Debug for GpuProver {
@@ -201,6 +204,7 @@ impl GpuProver {
             state: None,
             memory: Some((vram, domain_arena)),
             callers: AtomicUsize::new(0),
+            fail_launch_on_input: options.fail_launch_on_input,
         };
         // On error, dropping `prover` gives the arenas back.
         prover.state = Some(prover.fill(chunk, streamed_cap)?);

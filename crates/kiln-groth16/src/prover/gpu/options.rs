@@ -1,5 +1,7 @@
 //! What a user sets for the GPU prover, and what the plan decided.
 
+use blstrs::Scalar;
+
 use super::GIB;
 
 /// How the GPU prover is set up.
@@ -17,11 +19,24 @@ pub struct GpuOptions {
     pub margin_bytes: u64,
     /// Bases per chunk when the SRS is streamed from host memory.
     pub stream_chunk: usize,
+    /// Test hook, off by default: a proof whose first public input (after ONE) equals this
+    /// value fails with a real CUDA error, a kernel launch the driver refuses (see
+    /// `fault.rs`), so that tests can show one job's launch failure leaves the others and
+    /// the prover intact.
+    #[doc(hidden)]
+    pub fail_launch_on_input: Option<Scalar>,
 }
 
 impl Default for GpuOptions {
     fn default() -> Self {
-        GpuOptions { device: 0, workers: 2, vram_budget: None, margin_bytes: GIB, stream_chunk: 1 << 20 }
+        GpuOptions {
+            device: 0,
+            workers: 2,
+            vram_budget: None,
+            margin_bytes: GIB,
+            stream_chunk: 1 << 20,
+            fail_launch_on_input: None,
+        }
     }
 }
 
