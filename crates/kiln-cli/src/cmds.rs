@@ -184,12 +184,32 @@ impl Drop for Bar {
     }
 }
 
-/// Peak resident set size of this process (Linux `VmHWM`), for reports.
-fn peak_rss() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+/// Threads of the witness stage: up to `cores`, but with `held` more witnesses in memory at
+/// once (queued and being proved) no more than half the host memory available now holds: a
+/// 2^27 witness is ~4 GiB, and sixteen of them beside 45 GiB of parameters do not fit.
+fn witness_threads(shape: &Shape, cores: usize, held: usize) -> usize {
+    let witness = (shape.num_inputs() + shape.num_aux()) as u64 * 32;
+    let Some(available) = mem_available() else { return cores };
+    let fit = (available / 2 / witness.max(1)) as usize;
+    fit.saturating_sub(held).clamp(1, cores.max(1))
+}
+
+/// Host memory available for new allocations (Linux `MemAvailable`), if the OS says.
+fn mem_available() -> Option<u64> {
+    proc_kib("/proc/meminfo", "MemAvailable:")
+}
+
+/// A `<key> <n> kB` line of a /proc file, in bytes.
+fn proc_kib(path: &str, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let line = text.lines().find(|l| l.starts_with(key))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+/// Peak resident set size of this process (Linux `VmHWM`), for reports.
+fn peak_rss() -> Option<u64> {
+    proc_kib("/proc/self/status", "VmHWM:")
 }
 
 fn ms(d: Duration) -> f64 {
@@ -558,7 +578,28 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
     let prover: kiln_sched::SharedProver = args.backend.prover(params, args.json)?.into();
     let backend = prover.name();
     let options = ProveOptions { verify: !args.no_verify, ..ProveOptions::default() };
-    let config = kiln_sched::Config { workers: args.backend.workers(), options, ..kiln_sched::Config::default() };
+    // On the GPU a worker proves on a lane of the VRAM plan: more workers than the plan
+    // granted lanes would only queue for them.
+    let workers = match args.backend.workers() {
+        kiln_sched::Workers::Fixed(n) if prover.on_gpu() && n > prover.lanes() => {
+            if !args.json {
+                eprintln!(
+                    "note: {n} workers asked, the VRAM plan granted {} lanes: {} workers",
+                    prover.lanes(),
+                    prover.lanes()
+                );
+            }
+            kiln_sched::Workers::Fixed(prover.lanes())
+        }
+        w => w,
+    };
+    let defaults = kiln_sched::Config::default();
+    let worker_count = match workers {
+        kiln_sched::Workers::Fixed(n) => n,
+        kiln_sched::Workers::Auto => prover.lanes().max(1),
+    };
+    let cpu_threads = witness_threads(&shape, defaults.cpu_threads, defaults.queue_depth + worker_count);
+    let config = kiln_sched::Config { workers, options, cpu_threads, ..defaults };
     let scheduler = kiln_sched::Scheduler::new(vec![prover], config)?;
     if !args.json {
         println!("circuit   {} with 2^{} constraints, backend {}", c.circuit, c.log_size, backend);

@@ -188,14 +188,20 @@ fn bench_partitions_go_through_the_orchestrator() {
         assert_eq!(o.status.code(), Some(2), "--workers {workers}: {err}");
         assert!(err.contains("--workers") && !err.contains("panicked"), "--workers {workers}: {err}");
     }
-    let args = ["bench", "--backend", "cpu", "--partitions", "3", "--workers", "2", "--json"];
+    // Two rounds of the batch in one process: one JSON object per round.
+    let args = ["bench", "--backend", "cpu", "--partitions", "3", "--workers", "2", "--repeat", "2", "--json"];
     let o = kiln_run(&[&args[..], &CIRCUIT].concat());
     assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("stdout is one JSON object");
-    assert_eq!((v["partitions"].as_u64(), v["workers"].as_u64()), (Some(3), Some(2)), "{v}");
-    assert_eq!(v["verified"], true, "{v}");
-    let busy = v["busy_fraction"].as_f64().unwrap();
-    assert!(busy > 0.0 && busy <= 1.0, "{v}");
+    let rounds: Vec<serde_json::Value> =
+        stdout(&o).lines().map(|l| serde_json::from_str(l).expect("one JSON object per line")).collect();
+    assert_eq!(rounds.len(), 2, "{rounds:?}");
+    for (i, v) in rounds.iter().enumerate() {
+        assert_eq!(v["round"].as_u64(), Some(i as u64 + 1), "{v}");
+        assert_eq!((v["partitions"].as_u64(), v["workers"].as_u64()), (Some(3), Some(2)), "{v}");
+        assert_eq!(v["verified"], true, "{v}");
+        let busy = v["busy_fraction"].as_f64().unwrap();
+        assert!(busy > 0.0 && busy <= 1.0, "{v}");
+    }
 }
 
 /// Item 4: proofs are made in batches and streamed to the output: more proofs than one
