@@ -244,6 +244,48 @@ impl MsmContext {
         Ok(())
     }
 
+    /// Fills every scratch buffer with [`kiln_cuda::POISON_BYTE`] (enqueued on the context's
+    /// stream), as at creation, and invalidates the last [`GpuSplit`]. For tests: a later call
+    /// whose kernels skip a value they should write, or read one an earlier call left, then
+    /// gives garbage instead of a plausible result.
+    pub fn poison_scratch(&mut self) -> Result<(), MsmError> {
+        let s = &self.stream;
+        for buf in [&mut self.scalars, &mut self.tail_scalars] {
+            kiln_cuda::poison(s, &mut **buf)?;
+        }
+        for buf in [
+            &mut self.counts,
+            &mut self.offsets,
+            &mut self.cursor,
+            &mut self.sorted,
+            &mut self.head_b,
+            &mut self.tail_b,
+            &mut self.zero_bits,
+            &mut self.one_bits,
+            &mut self.ones_idx,
+            &mut self.others_idx,
+            &mut self.split_counts,
+        ] {
+            kiln_cuda::poison(s, &mut **buf)?;
+        }
+        for buf in [
+            &mut self.buckets,
+            &mut self.head,
+            &mut self.tail,
+            &mut self.segs,
+            &mut self.fan,
+            &mut self.window_sums,
+            &mut self.out,
+            &mut self.ones_partials,
+            &mut self.ones_fan,
+            &mut self.ones_sum,
+        ] {
+            kiln_cuda::poison(s, &mut **buf)?;
+        }
+        self.split_id += 1;
+        Ok(())
+    }
+
     /// The stream every call of this context runs on.
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
