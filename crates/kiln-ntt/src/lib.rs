@@ -6,6 +6,8 @@
 //!   `coset_fft`, `icoset_fft`, `divide_by_z_on_coset` and the whole H step, `h_poly`.
 //! - [`gpu`]: [`gpu::GpuDomain`], the same on data resident on a CUDA device, on a stream,
 //!   in place, and the H step in a, b, c's own buffers ([`gpu::h_step_bytes`] for the tables).
+//! - [`conformance`]: the kit every NTT backend passes ([`conformance::check_ntt`]), run
+//!   against the CPU in CI and against the GPU on a GPU machine.
 //!
 //! ```
 //! use ff::Field;
@@ -20,6 +22,7 @@
 //! assert_eq!(a, coeffs);
 //! ```
 
+pub mod conformance;
 pub mod cpu;
 mod domain;
 mod error;
