@@ -33,11 +33,6 @@ fn g2_words(bases: &[G2Affine]) -> &[u64] {
     unsafe { std::slice::from_raw_parts(bases.as_ptr().cast::<u64>(), bases.len() * 24) }
 }
 
-pub(crate) fn scalar_words(scalars: &[Scalar]) -> &[u64] {
-    // SAFETY: Scalar is repr(transparent) over blst_fr { l: [u64; 4] } (Montgomery form).
-    unsafe { std::slice::from_raw_parts(scalars.as_ptr().cast::<u64>(), scalars.len() * 4) }
-}
-
 impl GpuBases {
     /// Room for `capacity` bases of `curve` from `mem`, holding none yet: filled by
     /// [`GpuBases::load_g1`] / [`GpuBases::load_g2`] (the streamed SRS reuses one such set per

@@ -3,16 +3,17 @@
 
 use std::sync::Arc;
 
-use blstrs::{G1Projective, G2Projective};
+use blstrs::{G1Projective, G2Projective, Scalar};
 use kiln_cuda::cudarc::driver::{
-    CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
+    CudaEvent, CudaFunction, CudaSlice, CudaStream, CudaView, LaunchConfig, PushKernelArg,
 };
 use kiln_cuda::{CudaResultExt, Device, DeviceBuf, DeviceMemory, check_stream};
+use kiln_field::DeviceLayout;
 
 pub use split::GpuSplit;
 
 use super::Curve;
-use super::bases::{GpuBases, Scalars, scalar_words};
+use super::bases::{GpuBases, Scalars};
 use super::plan::{FAN, Plan, Sizes, window_bits};
 use crate::MsmError;
 
@@ -87,9 +88,40 @@ impl std::fmt::Debug for MsmContext {
     }
 }
 
-fn ptr<T>(buf: &CudaSlice<T>, stream: &Arc<CudaStream>) -> u64 {
-    let (p, _sync) = buf.device_ptr(stream);
-    p
+/// The null pointer of the kernels' optional arguments (`map`, `extra`: "none").
+static NULL: u64 = 0;
+
+/// Where the scalars of a call are on the device.
+enum Staged<'a> {
+    /// The context's own `scalars` buffer (host scalars uploaded there).
+    Uploaded,
+    /// The caller's device scalars (checked to hold the call's scalars).
+    Device(CudaView<'a, u64>),
+}
+
+/// The first `n` scalars (`4n` words) of `staged`; `n > 0`.
+fn scalar_view<'s>(staged: &'s Staged<'_>, uploaded: &'s CudaSlice<u64>, n: usize) -> CudaView<'s, u64> {
+    match staged {
+        Staged::Uploaded => uploaded.slice(..4 * n),
+        Staged::Device(v) => v.slice(..4 * n),
+    }
+}
+
+/// Records a profiling event named `name` (the kernel just launched) on `stream`, if
+/// profiling is on (`profile` is `Some`).
+fn mark(
+    profile: &mut Option<Vec<(&'static str, CudaEvent)>>,
+    stream: &Arc<CudaStream>,
+    name: &'static str,
+) -> Result<(), MsmError> {
+    if let Some(events) = profile {
+        // Timing events (None would create them with CU_EVENT_DISABLE_TIMING).
+        let flags = kiln_cuda::cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
+        let e = stream.context().new_event(Some(flags)).ctx("cuEventCreate")?;
+        e.record(stream).ctx("cuEventRecord")?;
+        events.push((name, e));
+    }
+    Ok(())
 }
 
 fn grid(x: usize, y: usize) -> LaunchConfig {
@@ -108,18 +140,22 @@ fn u32_of(v: usize, what: &str) -> Result<u32, MsmError> {
     u32::try_from(v).map_err(|_| MsmError::InvalidArgument(format!("{what} = {v} exceeds u32")))
 }
 
-/// Launches `f` with `args` (all passed as 64-bit pointers or 32-bit values).
+/// Launches kernel `$f` (a field of [`Kernels`]) on the context's stream with `args`: device
+/// buffers as `&CudaSlice` / `&CudaView` (read) or `&mut CudaSlice` (written), so cudarc orders
+/// each launch after the pending work of every buffer it touches, on any stream; sizes as
+/// `&u32`; an absent optional pointer as `&NULL`. Only fields of `$self` other than `stream`,
+/// `k` and `profile` may be borrowed by the arguments.
 macro_rules! launch {
-    ($self:ident, $f:expr, $cfg:expr, $name:literal; $($arg:expr),* $(,)?) => {{
+    ($self:ident, $f:ident, $cfg:expr, $name:literal; $($arg:expr),* $(,)?) => {{
         {
-            let mut b = $self.stream.launch_builder(&$f);
-            $( b.arg(&$arg); )*
+            let mut b = $self.stream.launch_builder(&$self.k.$f);
+            $( b.arg($arg); )*
             // SAFETY: every argument matches the extern "C" signature of the kernel named in
-            // kernels/msm/*.cu (device pointers as u64, sizes as u32), every buffer was sized by
+            // kernels/msm/*.cu (buffers as device pointers, sizes as u32), every buffer was sized by
             // `Sizes` for this plan, and the kernels bounds-check their thread indices.
             unsafe { b.launch($cfg) }.ctx(concat!("cuLaunchKernel(", $name, ")"))?;
         }
-        $self.mark($name)?;
+        mark(&mut $self.profile, &$self.stream, $name)?;
     }};
 }
 
@@ -232,16 +268,9 @@ impl MsmContext {
         Ok(out)
     }
 
-    /// Records a profiling event named `name` (the kernel just launched), if profiling is on.
+    /// Records a profiling event named `name`, if profiling is on.
     fn mark(&mut self, name: &'static str) -> Result<(), MsmError> {
-        if let Some(events) = &mut self.profile {
-            // Timing events (None would create them with CU_EVENT_DISABLE_TIMING).
-            let flags = kiln_cuda::cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
-            let e = self.stream.context().new_event(Some(flags)).ctx("cuEventCreate")?;
-            e.record(&self.stream).ctx("cuEventRecord")?;
-            events.push((name, e));
-        }
-        Ok(())
+        mark(&mut self.profile, &self.stream, name)
     }
 
     /// Fills every scratch buffer with [`kiln_cuda::POISON_BYTE`] (enqueued on the context's
@@ -316,81 +345,91 @@ impl MsmContext {
         Ok(())
     }
 
-    /// Device pointer of the scalars of this call (uploading host scalars first).
-    fn scalars_ptr(&mut self, scalars: Scalars<'_>) -> Result<u64, MsmError> {
+    /// Where the scalars of this call are (uploading host scalars first).
+    fn stage<'a>(&mut self, scalars: Scalars<'a>) -> Result<Staged<'a>, MsmError> {
         match scalars {
             Scalars::Host(s) => {
-                if s.is_empty() {
-                    return Ok(ptr(&self.scalars, &self.stream));
+                if !s.is_empty() {
+                    let mut dst = self.scalars.slice_mut(0..4 * s.len());
+                    self.stream.memcpy_htod(Scalar::as_u64s(s), &mut dst).ctx("cuMemcpyHtoDAsync(scalars)")?;
+                    self.mark("upload scalars")?;
                 }
-                let mut dst = self.scalars.slice_mut(0..4 * s.len());
-                self.stream.memcpy_htod(scalar_words(s), &mut dst).ctx("cuMemcpyHtoDAsync(scalars)")?;
-                self.mark("upload scalars")?;
-                Ok(ptr(&self.scalars, &self.stream))
+                Ok(Staged::Uploaded)
             }
-            Scalars::Device(words, n) => Self::device_scalars_ptr(&self.stream, words, 0, n),
-            Scalars::DeviceAt(words, offset, n) => Self::device_scalars_ptr(&self.stream, words, offset, n),
+            Scalars::Device(words, n) => Self::device_scalars(words, 0, n),
+            Scalars::DeviceAt(words, offset, n) => Self::device_scalars(words, offset, n),
         }
     }
 
-    /// Device pointer of scalars `offset .. offset + n` of `words`, checked to lie within it.
-    fn device_scalars_ptr(
-        stream: &Arc<CudaStream>,
-        words: &CudaSlice<u64>,
-        offset: usize,
-        n: usize,
-    ) -> Result<u64, MsmError> {
+    /// Scalars `offset .. offset + n` of `words`, checked to lie within it.
+    fn device_scalars(words: &CudaSlice<u64>, offset: usize, n: usize) -> Result<Staged<'_>, MsmError> {
         if offset.checked_add(n).and_then(|end| end.checked_mul(4)).is_none_or(|w| w > words.len()) {
             return Err(MsmError::InvalidArgument(format!(
                 "device scalars: {} words hold no scalars {offset}..{offset}+{n}",
                 words.len()
             )));
         }
-        Ok(ptr(words, stream) + 32 * offset as u64)
+        Ok(Staged::Device(words.slice(4 * offset..4 * (offset + n))))
     }
 
-    /// Digits → counting sort of (bucket, point) per window, for `n` scalars at `scalars_ptr`
-    /// whose point indices are `map[i]` (or `i` when `map == 0`).
-    fn sort(&mut self, plan: &Plan, scalars_ptr: u64, map: u64) -> Result<(), MsmError> {
+    /// Digits → counting sort of (bucket, point) per window, for the `plan.n` scalars of
+    /// `staged` (point indices `i`), or with `None` of the last split's tail (point indices
+    /// `others_idx[i]`).
+    fn sort(&mut self, plan: &Plan, staged: Option<&Staged<'_>>) -> Result<(), MsmError> {
         let n = u32_of(plan.n, "n")?;
         let (c, w, nb) = (plan.c, u32_of(plan.windows, "windows")?, u32_of(plan.buckets, "buckets")?);
-        let counts = ptr(&self.counts, &self.stream);
-        let offsets = ptr(&self.offsets, &self.stream);
-        let cursor = ptr(&self.cursor, &self.stream);
-        let sorted = ptr(&self.sorted, &self.stream);
-        let mut cview = self.counts.slice_mut(0..plan.windows * plan.buckets);
-        self.stream.memset_zeros(&mut cview).ctx("cuMemsetD8Async(counts)")?;
-        self.mark("memset counts")?;
-        launch!(self, self.k.histogram, grid(plan.n, 1), "msm_histogram"; scalars_ptr, n, c, w, counts);
+        let scalars = match staged {
+            Some(staged) => scalar_view(staged, &self.scalars, plan.n),
+            None => self.tail_scalars.slice(..4 * plan.n),
+        };
+        self.stream
+            .memset_zeros(&mut self.counts.slice_mut(0..plan.windows * plan.buckets))
+            .ctx("cuMemsetD8Async(counts)")?;
+        mark(&mut self.profile, &self.stream, "memset counts")?;
+        launch!(self, histogram, grid(plan.n, 1), "msm_histogram"; &scalars, &n, &c, &w, &mut *self.counts);
         let scan_cfg = LaunchConfig { grid_dim: (w, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
-        launch!(self, self.k.scan, scan_cfg, "msm_scan"; counts, nb, offsets, cursor);
-        launch!(self, self.k.scatter, grid(plan.n, 1), "msm_scatter"; scalars_ptr, map, n, c, w, cursor, sorted);
+        launch!(self, scan, scan_cfg, "msm_scan"; &*self.counts, &nb, &mut *self.offsets, &mut *self.cursor);
+        if staged.is_none() {
+            let map = self.others_idx.slice(..plan.n);
+            launch!(self, scatter, grid(plan.n, 1), "msm_scatter";
+                &scalars, &map, &n, &c, &w, &mut *self.cursor, &mut *self.sorted);
+        } else {
+            launch!(self, scatter, grid(plan.n, 1), "msm_scatter";
+                &scalars, &NULL, &n, &c, &w, &mut *self.cursor, &mut *self.sorted);
+        }
         Ok(())
     }
 
-    /// Buckets → windows → one Jacobian point in `self.out` (+ `extra` XYZZ if non-zero ptr).
-    fn reduce(&mut self, plan: &Plan, bases: &GpuBases, extra: u64) -> Result<Vec<u64>, MsmError> {
-        let s = &self.stream;
+    /// Buckets → windows → one Jacobian point in `self.out`, plus the split's sum of the ones
+    /// (`ones_sum`) when `with_ones`.
+    fn reduce(&mut self, plan: &Plan, bases: &GpuBases, with_ones: bool) -> Result<Vec<u64>, MsmError> {
         let (n, c, w) = (u32_of(plan.n, "n")?, plan.c, u32_of(plan.windows, "windows")?);
         let nb = u32_of(plan.buckets, "buckets")?;
         let (chunk_len, chunks) = (u32_of(plan.chunk_len, "chunk")?, u32_of(plan.chunks, "chunks")?);
         let (seg_len, segs) = (u32_of(plan.segment_len, "segment")?, u32_of(plan.segments, "segments")?);
-        let (bases_p, sorted, offsets) = (ptr(&bases.buf, s), ptr(&self.sorted, s), ptr(&self.offsets, s));
-        let (buckets, head, tail) = (ptr(&self.buckets, s), ptr(&self.head, s), ptr(&self.tail, s));
-        let (head_b, tail_b) = (ptr(&self.head_b, s), ptr(&self.tail_b, s));
-        let (segs_p, fan_p, wsum, out) =
-            (ptr(&self.segs, s), ptr(&self.fan, s), ptr(&self.window_sums, s), ptr(&self.out, s));
-        launch!(self, self.k.accumulate, grid_of(plan.chunks, plan.windows, ACC_BLOCK), "msm_accumulate";
-            bases_p, sorted, offsets, n, nb, w, chunk_len, chunks, buckets, head, tail, head_b, tail_b);
-        launch!(self, self.k.fixup, grid(plan.buckets, plan.windows), "msm_bucket_fixup";
-            offsets, nb, w, chunk_len, chunks, buckets, head, tail);
-        launch!(self, self.k.reduce, grid(plan.segments, plan.windows), "msm_bucket_reduce";
-            buckets, nb, w, seg_len, segs, segs_p);
-        let fan = FAN as u32;
-        launch!(self, self.k.sum_groups, grid(FAN, plan.windows), "msm_sum_groups"; segs_p, fan_p, segs, w, fan);
-        let one = 1u32;
-        launch!(self, self.k.sum_groups, grid(1, plan.windows), "msm_sum_groups"; fan_p, wsum, fan, w, one);
-        launch!(self, self.k.combine, grid(1, 1), "msm_combine"; wsum, w, c, extra, out);
+        launch!(self, accumulate, grid_of(plan.chunks, plan.windows, ACC_BLOCK), "msm_accumulate";
+            &*bases.buf, &*self.sorted, &*self.offsets, &n, &nb, &w, &chunk_len, &chunks,
+            &mut *self.buckets, &mut *self.head, &mut *self.tail, &mut *self.head_b, &mut *self.tail_b);
+        launch!(self, fixup, grid(plan.buckets, plan.windows), "msm_bucket_fixup";
+            &*self.offsets, &nb, &w, &chunk_len, &chunks, &mut *self.buckets, &*self.head, &*self.tail);
+        launch!(self, reduce, grid(plan.segments, plan.windows), "msm_bucket_reduce";
+            &*self.buckets, &nb, &w, &seg_len, &segs, &mut *self.segs);
+        let (fan, one) = (FAN as u32, 1u32);
+        launch!(self, sum_groups, grid(FAN, plan.windows), "msm_sum_groups";
+            &*self.segs, &mut *self.fan, &segs, &w, &fan);
+        launch!(self, sum_groups, grid(1, plan.windows), "msm_sum_groups";
+            &*self.fan, &mut *self.window_sums, &fan, &w, &one);
+        if with_ones {
+            launch!(self, combine, grid(1, 1), "msm_combine";
+                &*self.window_sums, &w, &c, &*self.ones_sum, &mut *self.out);
+        } else {
+            launch!(self, combine, grid(1, 1), "msm_combine"; &*self.window_sums, &w, &c, &NULL, &mut *self.out);
+        }
+        self.result()
+    }
+
+    /// The Jacobian words of `self.out` (waits for the stream).
+    fn result(&self) -> Result<Vec<u64>, MsmError> {
         let bytes = self.stream.clone_dtoh(&*self.out).ctx("cuMemcpyDtoH(result)")?;
         check_stream(&self.stream)?;
         Ok(bytes.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))).collect())
@@ -414,9 +453,9 @@ impl MsmContext {
             return Ok(vec![0; self.curve.jacobian_bytes() / 8]);
         }
         let plan = self.plan(n);
-        let sp = self.scalars_ptr(scalars)?;
-        self.sort(&plan, sp, 0)?;
-        self.reduce(&plan, bases, 0)
+        let staged = self.stage(scalars)?;
+        self.sort(&plan, Some(&staged))?;
+        self.reduce(&plan, bases, false)
     }
 
     /// Σ scalars[i]·bases[i] in G1.
@@ -451,9 +490,9 @@ impl MsmContext {
             return Ok(vec![vec![0; self.curve.jacobian_bytes() / 8]; bases.len()]);
         }
         let plan = self.plan(n);
-        let sp = self.scalars_ptr(scalars)?;
-        self.sort(&plan, sp, 0)?;
-        bases.iter().map(|b| self.reduce(&plan, b, 0)).collect()
+        let staged = self.stage(scalars)?;
+        self.sort(&plan, Some(&staged))?;
+        bases.iter().map(|b| self.reduce(&plan, b, false)).collect()
     }
 
     /// One scalar vector over several G1 base sets, sorting the digits once.
