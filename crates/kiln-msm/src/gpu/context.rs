@@ -62,7 +62,8 @@ pub struct MsmContext {
     segs: DeviceBuf<u8>,
     fan: DeviceBuf<u8>,
     window_sums: DeviceBuf<u8>,
-    out: DeviceBuf<u8>,
+    /// The result: one Jacobian point in kiln-field's layout.
+    out: DeviceBuf<u64>,
     zero_bits: DeviceBuf<u32>,
     one_bits: DeviceBuf<u32>,
     ones_idx: DeviceBuf<u32>,
@@ -218,7 +219,7 @@ impl MsmContext {
             segs: mem.take_poisoned(&stream, z.segs * x, "msm segs")?,
             fan: mem.take_poisoned(&stream, z.fan * x, "msm fan")?,
             window_sums: mem.take_poisoned(&stream, z.windows * x, "msm window_sums")?,
-            out: mem.take_poisoned(&stream, curve.jacobian_bytes(), "msm out")?,
+            out: mem.take_poisoned(&stream, curve.jacobian_bytes() / 8, "msm out")?,
             zero_bits: mem.take_poisoned(&stream, z.bits, "msm zero_bits")?,
             one_bits: mem.take_poisoned(&stream, z.bits, "msm one_bits")?,
             ones_idx: mem.take_poisoned(&stream, z.idx, "msm ones_idx")?,
@@ -279,7 +280,7 @@ impl MsmContext {
     /// gives garbage instead of a plausible result.
     pub fn poison_scratch(&mut self) -> Result<(), MsmError> {
         let s = &self.stream;
-        for buf in [&mut self.scalars, &mut self.tail_scalars] {
+        for buf in [&mut self.scalars, &mut self.tail_scalars, &mut self.out] {
             kiln_cuda::poison(s, &mut **buf)?;
         }
         for buf in [
@@ -304,7 +305,6 @@ impl MsmContext {
             &mut self.segs,
             &mut self.fan,
             &mut self.window_sums,
-            &mut self.out,
             &mut self.ones_partials,
             &mut self.ones_fan,
             &mut self.ones_sum,
@@ -430,9 +430,9 @@ impl MsmContext {
 
     /// The Jacobian words of `self.out` (waits for the stream).
     fn result(&self) -> Result<Vec<u64>, MsmError> {
-        let bytes = self.stream.clone_dtoh(&*self.out).ctx("cuMemcpyDtoH(result)")?;
+        let words = self.stream.clone_dtoh(&*self.out).ctx("cuMemcpyDtoH(result)")?;
         check_stream(&self.stream)?;
-        Ok(bytes.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))).collect())
+        Ok(words)
     }
 
     fn check_n(&self, n: usize) -> Result<(), MsmError> {
@@ -461,13 +461,13 @@ impl MsmContext {
     /// Σ scalars[i]·bases[i] in G1.
     pub fn msm_g1(&mut self, bases: &GpuBases, scalars: Scalars<'_>) -> Result<G1Projective, MsmError> {
         self.check_bases(bases, Curve::G1)?;
-        Ok(g1_from_words(&self.msm_raw(bases, scalars)?))
+        point(&self.msm_raw(bases, scalars)?)
     }
 
     /// Σ scalars[i]·bases[i] in G2.
     pub fn msm_g2(&mut self, bases: &GpuBases, scalars: Scalars<'_>) -> Result<G2Projective, MsmError> {
         self.check_bases(bases, Curve::G2)?;
-        Ok(g2_from_words(&self.msm_raw(bases, scalars)?))
+        point(&self.msm_raw(bases, scalars)?)
     }
 
     /// Several scalar vectors over one G1 base set.
@@ -497,24 +497,19 @@ impl MsmContext {
 
     /// One scalar vector over several G1 base sets, sorting the digits once.
     pub fn msm_g1_multi(&mut self, bases: &[&GpuBases], scalars: Scalars<'_>) -> Result<Vec<G1Projective>, MsmError> {
-        Ok(self.multi_raw(bases, scalars)?.iter().map(|w| g1_from_words(w)).collect())
+        self.multi_raw(bases, scalars)?.iter().map(|w| point(w)).collect()
     }
 
     /// One scalar vector over several G2 base sets, sorting the digits once.
     pub fn msm_g2_multi(&mut self, bases: &[&GpuBases], scalars: Scalars<'_>) -> Result<Vec<G2Projective>, MsmError> {
-        Ok(self.multi_raw(bases, scalars)?.iter().map(|w| g2_from_words(w)).collect())
+        self.multi_raw(bases, scalars)?.iter().map(|w| point(w)).collect()
     }
 }
 
-fn fp(w: &[u64]) -> blst::blst_fp {
-    blst::blst_fp { l: w.try_into().expect("6 words") }
-}
-
-fn g1_from_words(w: &[u64]) -> G1Projective {
-    crate::cpu::g1_from_blst(blst::blst_p1 { x: fp(&w[0..6]), y: fp(&w[6..12]), z: fp(&w[12..18]) })
-}
-
-fn g2_from_words(w: &[u64]) -> G2Projective {
-    let f2 = |o: usize| blst::blst_fp2 { fp: [fp(&w[o..o + 6]), fp(&w[o + 6..o + 12])] };
-    crate::cpu::g2_from_blst(blst::blst_p2 { x: f2(0), y: f2(12), z: f2(24) })
+/// The point whose device words (one Jacobian point in kiln-field's layout) are `words`.
+fn point<P: DeviceLayout>(words: &[u64]) -> Result<P, MsmError> {
+    match P::from_u64s(words)?[..] {
+        [p] => Ok(p),
+        _ => Err(MsmError::InvalidArgument(format!("{} words are not one {}", words.len(), P::KERNEL_TYPE))),
+    }
 }

@@ -5,7 +5,7 @@ use blstrs::{G1Projective, G2Projective};
 use kiln_cuda::cudarc::driver::PushKernelArg;
 use kiln_cuda::{CudaResultExt, check_stream};
 
-use super::{MsmContext, NULL, g1_from_words, g2_from_words, grid, mark, scalar_view, u32_of};
+use super::{MsmContext, NULL, grid, mark, point, scalar_view, u32_of};
 use crate::MsmError;
 use crate::gpu::Curve;
 use crate::gpu::bases::{GpuBases, Scalars};
@@ -99,12 +99,12 @@ impl MsmContext {
     /// plus the MSM of the compacted tail (bases gathered by index, never copied).
     pub fn msm_g1_split(&mut self, bases: &GpuBases, split: &GpuSplit) -> Result<G1Projective, MsmError> {
         self.check_bases(bases, Curve::G1)?;
-        Ok(g1_from_words(&self.split_raw(bases, split)?))
+        point(&self.split_raw(bases, split)?)
     }
 
     /// The G2 form of [`Self::msm_g1_split`].
     pub fn msm_g2_split(&mut self, bases: &GpuBases, split: &GpuSplit) -> Result<G2Projective, MsmError> {
         self.check_bases(bases, Curve::G2)?;
-        Ok(g2_from_words(&self.split_raw(bases, split)?))
+        point(&self.split_raw(bases, split)?)
     }
 }
