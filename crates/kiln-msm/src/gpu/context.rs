@@ -17,15 +17,13 @@ use super::bases::{GpuBases, Scalars};
 use super::plan::{FAN, Plan, Sizes, window_bits};
 use crate::MsmError;
 
-/// Curve-independent kernels (kernels/msm/sort.cu); the curve kernels are in `msm_g1` / `msm_g2`.
-const SORT_MODULE: &str = "msm_sort";
 /// Threads per block of the other kernels. 128, not 256: the G1 reduction kernels use
 /// 134–155 registers, so a 256-thread block (~37k registers) leaves one block = 8 warps per
 /// SM, while 128-thread blocks fit 3 = 12 warps. A multiple of 32 (msm_classify needs it).
 const BLOCK: u32 = 128;
-/// Threads per block of `msm_accumulate_*`: must equal MSM_ACC_BLOCK in
-/// kernels/msm/curve_kernels.cuh (the kernel's `__launch_bounds__`; more threads fail to launch).
-const ACC_BLOCK: u32 = 128;
+/// Threads per block of `msm_accumulate_*`: MSM_ACC_BLOCK of kernels/msm/curve_kernels.cuh,
+/// the kernel's `__launch_bounds__` (more threads fail to launch).
+const ACC_BLOCK: u32 = kiln_kernels::msm::ACC_BLOCK;
 
 struct Kernels {
     histogram: CudaFunction,
@@ -160,7 +158,27 @@ macro_rules! launch {
     }};
 }
 
-// After the macro: the split path launches with it too.
+/// The [`Kernels`] of one curve: the sort kernels and those of `kiln_kernels::msm::$curve`.
+macro_rules! kernels {
+    ($device:ident, $curve:ident) => {{
+        use kiln_kernels::msm::{sort, $curve as c};
+        Kernels {
+            histogram: $device.kernel(sort::HISTOGRAM)?,
+            scan: $device.kernel(sort::SCAN)?,
+            scatter: $device.kernel(sort::SCATTER)?,
+            classify: $device.kernel(sort::CLASSIFY)?,
+            gather: $device.kernel(sort::GATHER_SCALARS)?,
+            accumulate: $device.kernel(c::ACCUMULATE)?,
+            fixup: $device.kernel(c::BUCKET_FIXUP)?,
+            reduce: $device.kernel(c::BUCKET_REDUCE)?,
+            sum_groups: $device.kernel(c::SUM_GROUPS)?,
+            combine: $device.kernel(c::COMBINE)?,
+            sum_indexed: $device.kernel(c::SUM_INDEXED)?,
+        }
+    }};
+}
+
+// After the macros: the split path launches with them too.
 mod split;
 
 impl MsmContext {
@@ -182,22 +200,9 @@ impl MsmContext {
         if capacity >= 1 << 31 {
             return Err(MsmError::InvalidArgument(format!("capacity {capacity}: at most 2^31 - 1 points")));
         }
-        let f = |name: &str| device.function(SORT_MODULE, name);
-        let s = curve.suffix();
-        let curve_module = format!("msm_{s}");
-        let g = |name: &str| device.function(&curve_module, name);
-        let k = Kernels {
-            histogram: f("msm_histogram")?,
-            scan: f("msm_scan")?,
-            scatter: f("msm_scatter")?,
-            classify: f("msm_classify")?,
-            gather: f("msm_gather_scalars")?,
-            accumulate: g(&format!("msm_accumulate_{s}"))?,
-            fixup: g(&format!("msm_bucket_fixup_{s}"))?,
-            reduce: g(&format!("msm_bucket_reduce_{s}"))?,
-            sum_groups: g(&format!("msm_sum_groups_{s}"))?,
-            combine: g(&format!("msm_combine_{s}"))?,
-            sum_indexed: g(&format!("msm_sum_indexed_{s}"))?,
+        let k = match curve {
+            Curve::G1 => kernels!(device, g1),
+            Curve::G2 => kernels!(device, g2),
         };
         let z = Sizes::for_capacity(capacity);
         let x = curve.xyzz_bytes();

@@ -61,10 +61,4 @@ impl Curve {
             Curve::G2 => G2Projective::WORDS,
         }
     }
-    pub(crate) const fn suffix(self) -> &'static str {
-        match self {
-            Curve::G1 => "g1",
-            Curve::G2 => "g2",
-        }
-    }
 }
