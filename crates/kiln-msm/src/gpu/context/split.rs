@@ -79,6 +79,11 @@ impl MsmContext {
         if bases.n != split.n {
             return Err(MsmError::LengthMismatch { bases: bases.n, scalars: split.n });
         }
+        if split.ones == 0 && split.others == 0 {
+            // Every scalar is 0 (or there is none): the identity. Not left to the kernels: an
+            // empty split never wrote the device counts they would read.
+            return Ok(vec![0; self.curve.jacobian_bytes() / 8]);
+        }
         let (p, fan, one) = (ONES_THREADS as u32, FAN as u32, 1u32);
         launch!(self, sum_indexed, grid(ONES_THREADS, 1), "msm_sum_indexed";
             &*bases.buf, &*self.ones_idx, &*self.split_counts, &p, &mut *self.ones_partials);
