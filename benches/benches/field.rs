@@ -60,7 +60,7 @@ fn mul_rate<T: DeviceLayout + Field>(
     name: &str,
     imad_per_product: f64,
 ) -> Res<()> {
-    let f: CudaFunction = device.function("field_bench", kernel)?;
+    let f: CudaFunction = device.function(kiln_kernels::field::bench::MODULE, kernel)?;
     let stream = device.new_stream()?;
     let mut rng = rand::thread_rng();
     let n = threads as usize;
@@ -132,7 +132,7 @@ where
     G: DeviceLayout + Group + From<A> + PartialEq,
     A: DeviceLayout + From<G>,
 {
-    let f = device.function("field_bench", kernel)?;
+    let f = device.function(kiln_kernels::field::bench::MODULE, kernel)?;
     let stream = device.new_stream()?;
     let mut rng = rand::thread_rng();
     let npts: u32 = 64;

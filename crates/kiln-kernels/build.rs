@@ -1,5 +1,9 @@
 //! Compiles every `kernels/<layer>/*.cu` with nvcc into one fatbin per file and writes
-//! `kernels.rs` (a table of embedded modules) into `OUT_DIR`.
+//! `kernels.rs` into `OUT_DIR`: the table of embedded modules (`MODULES`, what ships; the
+//! modules marked `// kiln-kernels: testing` go to `TESTING_MODULES`, and are built at all only
+//! with the `testing` feature), and typed handles: per layer and file a Rust module with the
+//! `MODULE` name, a `Kernel` constant per `extern "C"` kernel and the integer `#define`s
+//! (`build/scan.rs` reads them from the sources, so they exist with or without nvcc).
 //!
 //! nvcc is found by `kiln-nvcc` (the same search and version check as `cargo xtask`):
 //! `KILN_NVCC`, `CUDA_HOME`/`CUDA_PATH`, `PATH`, `/usr/local/cuda`, then the toolchain
@@ -14,6 +18,9 @@ use std::env;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+#[path = "build/scan.rs"]
+mod scan;
 
 const DEFAULT_ARCHS: &[u32] = &[80, 86, 89, 90];
 
@@ -31,10 +38,13 @@ fn main() {
     }
 
     let archs = archs();
-    let sources = kernel_sources(&kernels_dir);
+    let testing = env::var_os("CARGO_FEATURE_TESTING").is_some();
+    let sources: Vec<scan::Source> =
+        kernel_sources(&kernels_dir).into_iter().filter(|s| testing || !s.testing).collect();
     let require = env::var("KILN_REQUIRE_KERNELS").is_ok_and(|v| v == "1");
 
     let mut table = String::new();
+    let mut testing_table = String::new();
     let built = match kiln_nvcc::find(&workspace) {
         // A KILN_NVCC that does not work is a mistake to report, not a reason to build without kernels.
         Err(e @ kiln_nvcc::FindError::Override { .. }) => panic!("{e}"),
@@ -48,24 +58,25 @@ fn main() {
             false
         }
         Ok(kiln_nvcc::Nvcc { path: nvcc, .. }) => {
-            let results: Vec<(String, PathBuf)> = std::thread::scope(|s| {
+            let results: Vec<(&scan::Source, PathBuf)> = std::thread::scope(|s| {
                 let handles: Vec<_> = sources
                     .iter()
-                    .map(|(name, src)| {
-                        let out = out_dir.join(format!("{name}.fatbin"));
+                    .map(|src| {
+                        let out = out_dir.join(format!("{}.fatbin", src.module));
                         let (nvcc, archs, kernels_dir) = (&nvcc, &archs, &kernels_dir);
                         s.spawn(move || {
-                            compile(nvcc, kernels_dir, src, &out, archs);
-                            (name.clone(), out)
+                            compile(nvcc, kernels_dir, &src.path, &out, archs);
+                            (src, out)
                         })
                     })
                     .collect();
                 handles.into_iter().map(|h| h.join().expect("nvcc thread panicked")).collect()
             });
-            for (name, out) in results {
+            for (src, out) in results {
                 writeln!(
-                    table,
-                    "    Module {{ name: {name:?}, fatbin: include_bytes!({:?}) }},",
+                    if src.testing { &mut testing_table } else { &mut table },
+                    "    Module {{ name: {:?}, fatbin: include_bytes!({:?}) }},",
+                    src.module,
                     out.display().to_string()
                 )
                 .unwrap();
@@ -75,13 +86,23 @@ fn main() {
     };
 
     let archs_list = archs.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
+    let mut warnings = Vec::new();
+    let with_kernels: Vec<(scan::Source, Vec<String>)> =
+        sources.iter().map(|s| (s.clone(), scan::kernels_of(&s.path, &kernels_dir))).collect();
+    let handles = scan::rust_handles(&with_kernels, &kernels_dir, &mut warnings);
+    for w in warnings {
+        println!("cargo:warning={w}");
+    }
     let generated = format!(
         "/// Whether nvcc compiled the kernels into this build.\n\
          pub const BUILT: bool = {built};\n\
          /// SASS architectures the fatbins hold (compute capability × 10); PTX for the last one is embedded too.\n\
          pub const ARCHS: &[u32] = &[{archs_list}];\n\
-         /// Every embedded module, one per `kernels/<layer>/<file>.cu`, named `<layer>_<file>`.\n\
-         pub static MODULES: &[Module] = &[\n{table}];\n"
+         /// Every embedded module that ships, one per `kernels/<layer>/<file>.cu` (see [`Module::name`]).\n\
+         pub static MODULES: &[Module] = &[\n{table}];\n\
+         /// The testing modules (files marked `// kiln-kernels: testing`): empty without the `testing` feature.\n\
+         pub static TESTING_MODULES: &[Module] = &[\n{testing_table}];\n\n\
+         {handles}"
     );
     std::fs::write(out_dir.join("kernels.rs"), generated).unwrap();
 }
@@ -106,8 +127,8 @@ fn archs() -> Vec<u32> {
     }
 }
 
-/// `(module name, path)` of every `.cu` under `kernels/<layer>/`, sorted for a stable table.
-fn kernel_sources(kernels_dir: &Path) -> Vec<(String, PathBuf)> {
+/// Every `.cu` under `kernels/<layer>/`, sorted for a stable table.
+fn kernel_sources(kernels_dir: &Path) -> Vec<scan::Source> {
     let mut sources = Vec::new();
     // The kernels ship in this crate's folder: a missing folder is a packaging bug, not "no kernels".
     let layers = std::fs::read_dir(kernels_dir).unwrap_or_else(|e| panic!("{}: {e}", kernels_dir.display()));
@@ -115,9 +136,9 @@ fn kernel_sources(kernels_dir: &Path) -> Vec<(String, PathBuf)> {
         for file in std::fs::read_dir(layer.path()).unwrap().flatten() {
             let path = file.path();
             if path.extension().is_some_and(|e| e == "cu") {
-                let name =
-                    format!("{}_{}", layer.file_name().to_string_lossy(), path.file_stem().unwrap().to_string_lossy());
-                sources.push((name, path));
+                let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let (layer, file) = (layer.file_name(), path.file_stem().unwrap().to_owned());
+                sources.push(scan::Source::new(&layer.to_string_lossy(), &file.to_string_lossy(), path, &text));
             }
         }
     }

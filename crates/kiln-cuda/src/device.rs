@@ -145,7 +145,7 @@ impl Device {
             .ctx("cuDeviceGetAttribute(SM count)")? as u32)
     }
 
-    /// The embedded module `module` (`<layer>_<file>`), loaded into this device once.
+    /// The embedded module `module` (a [`kiln_kernels::Module::name`]), loaded into this device once.
     pub fn module(&self, module: &str) -> Result<Arc<CudaModule>> {
         let mut modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(m) = modules.get(module) {
@@ -165,7 +165,13 @@ impl Device {
         Ok(loaded)
     }
 
-    /// Kernel `function` of embedded module `module`.
+    /// The kernel a generated handle names (`kiln_kernels::msm::g1::ACCUMULATE`), loaded.
+    pub fn kernel(&self, kernel: kiln_kernels::Kernel) -> Result<CudaFunction> {
+        self.function(kernel.module, kernel.name)
+    }
+
+    /// Kernel `function` of embedded module `module` (prefer [`Device::kernel`] and the
+    /// generated handles: a misspelt name then does not compile).
     pub fn function(&self, module: &str, function: &str) -> Result<CudaFunction> {
         self.module(module)?.load_function(function).map_err(|e| {
             if e.0 == CUresult::CUDA_ERROR_NOT_FOUND {

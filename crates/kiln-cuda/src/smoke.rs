@@ -19,7 +19,7 @@ pub fn mul_add_u64(device: &Device, a: &[u64], b: &[u64], c: &[u64]) -> Result<V
     if n == 0 {
         return Ok(Vec::new());
     }
-    let f = device.function("smoke_smoke", "smoke_mul_add_u64")?;
+    let f = device.kernel(kiln_kernels::smoke::MUL_ADD_U64)?;
     let stream = device.new_stream()?;
     let a_d = stream.clone_htod(a).ctx("cuMemcpyHtoDAsync")?;
     let b_d = stream.clone_htod(b).ctx("cuMemcpyHtoDAsync")?;

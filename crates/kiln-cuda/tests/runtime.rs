@@ -77,11 +77,14 @@ fn pinned_upload_and_event_timing() {
 #[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
 fn missing_kernel_is_a_typed_error() {
     let Some(device) = gpu_or_skip("missing_kernel_is_a_typed_error") else { return };
-    assert!(matches!(device.function("smoke_smoke", "no_such_kernel"), Err(CudaError::MissingKernel { .. })));
+    assert!(matches!(
+        device.function(kiln_kernels::smoke::MODULE, "no_such_kernel"),
+        Err(CudaError::MissingKernel { .. })
+    ));
     assert!(matches!(device.function("no_such_module", "x"), Err(CudaError::MissingKernel { .. })));
     // Same module twice: loaded once, same handle.
-    let a = device.module("smoke_smoke").unwrap();
-    let b = device.module("smoke_smoke").unwrap();
+    let a = device.module(kiln_kernels::smoke::MODULE).unwrap();
+    let b = device.module(kiln_kernels::smoke::MODULE).unwrap();
     assert!(std::sync::Arc::ptr_eq(&a, &b));
 }
 

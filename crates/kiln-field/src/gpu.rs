@@ -9,6 +9,9 @@ use std::sync::Arc;
 use blstrs::{Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use kiln_cuda::cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use kiln_cuda::{CudaError, CudaResultExt, Device, Result, alloc_poisoned, check_stream};
+use kiln_kernels::Kernel;
+use kiln_kernels::curve::tests as curve_tests;
+use kiln_kernels::field::tests;
 
 use crate::DeviceLayout;
 
@@ -123,19 +126,20 @@ fn download<T: DeviceLayout>(stream: &Arc<CudaStream>, buf: &CudaSlice<u64>) -> 
     T::from_u64s(&words).map_err(|e| CudaError::InvalidArgument(e.to_string()))
 }
 
-fn field_op<T: DeviceLayout>(device: &Device, kernel: &'static str, op: FieldOp, a: &[T], b: &[T]) -> Result<Vec<T>> {
+fn field_op<T: DeviceLayout>(device: &Device, kernel: Kernel, op: FieldOp, a: &[T], b: &[T]) -> Result<Vec<T>> {
     if a.len() != b.len() {
         return Err(CudaError::InvalidArgument(format!(
-            "{kernel}: lengths differ (a {}, b {}): pass slices of equal length",
+            "{}: lengths differ (a {}, b {}): pass slices of equal length",
+            kernel.name,
             a.len(),
             b.len()
         )));
     }
-    let n = len_u32(kernel, a.len())?;
+    let n = len_u32(kernel.name, a.len())?;
     if n == 0 {
         return Ok(Vec::new());
     }
-    let f = device.function("field_tests", kernel)?;
+    let f = device.kernel(kernel)?;
     let stream = device.new_stream()?;
     let a_d = upload(&stream, a)?;
     let b_d = upload(&stream, b)?;
@@ -153,18 +157,18 @@ fn field_op<T: DeviceLayout>(device: &Device, kernel: &'static str, op: FieldOp,
 
 /// `op(a[i], b[i])` for Fr on the device (kernel `fr_op`).
 pub fn fr_op(device: &Device, op: FieldOp, a: &[Scalar], b: &[Scalar]) -> Result<Vec<Scalar>> {
-    field_op(device, "fr_op", op, a, b)
+    field_op(device, tests::FR_OP, op, a, b)
 }
 
 /// `op(a[i], b[i])` for Fp on the device (kernel `fp_op`).
 pub fn fp_op(device: &Device, op: FieldOp, a: &[Fp], b: &[Fp]) -> Result<Vec<Fp>> {
-    field_op(device, "fp_op", op, a, b)
+    field_op(device, tests::FP_OP, op, a, b)
 }
 
 /// `op(a[i], b[i])` for Fp2 on the device (kernel `fp2_op`); [`FieldOp::Pow`] uses the
 /// lowest limb of `b[i].c0`, [`FieldOp::Eq`]/[`FieldOp::IsZero`] answer in `c0`'s lowest limb.
 pub fn fp2_op(device: &Device, op: FieldOp, a: &[Fp2], b: &[Fp2]) -> Result<Vec<Fp2>> {
-    field_op(device, "fp2_op", op, a, b)
+    field_op(device, tests::FP2_OP, op, a, b)
 }
 
 /// The constants as the kernels see them (kernel `field_constants`):
@@ -172,7 +176,7 @@ pub fn fp2_op(device: &Device, op: FieldOp, a: &[Fp2], b: &[Fp2]) -> Result<Vec<
 /// Fp `[zero, one, FP_ONE, FP_R2, FP_MODULUS]` (the last two of each are raw integers, read
 /// as internal words).
 pub fn field_constants(device: &Device) -> Result<(Vec<Scalar>, Vec<Fp>)> {
-    let f = device.function("field_tests", "field_constants")?;
+    let f = device.kernel(tests::CONSTANTS)?;
     let stream = device.new_stream()?;
     let mut fr_out = alloc_poisoned::<u64>(&stream, 9 * Scalar::WORDS)?;
     let mut fp_out = alloc_poisoned::<u64>(&stream, 5 * Fp::WORDS)?;
@@ -188,7 +192,7 @@ pub fn field_constants(device: &Device) -> Result<(Vec<Scalar>, Vec<Fp>)> {
 
 fn curve_op<P: DeviceLayout, A: DeviceLayout>(
     device: &Device,
-    kernel: &'static str,
+    kernel: Kernel,
     op: CurveOp,
     a: &[P],
     b: &[P],
@@ -196,17 +200,18 @@ fn curve_op<P: DeviceLayout, A: DeviceLayout>(
 ) -> Result<Vec<P>> {
     if a.len() != b.len() || a.len() != c.len() {
         return Err(CudaError::InvalidArgument(format!(
-            "{kernel}: lengths differ (a {}, b {}, c {}): pass slices of equal length",
+            "{}: lengths differ (a {}, b {}, c {}): pass slices of equal length",
+            kernel.name,
             a.len(),
             b.len(),
             c.len()
         )));
     }
-    let n = len_u32(kernel, a.len())?;
+    let n = len_u32(kernel.name, a.len())?;
     if n == 0 {
         return Ok(Vec::new());
     }
-    let f = device.function("curve_tests", kernel)?;
+    let f = device.kernel(kernel)?;
     let stream = device.new_stream()?;
     let a_d = upload(&stream, a)?;
     let b_d = upload(&stream, b)?;
@@ -231,7 +236,7 @@ pub fn g1_op(
     b: &[G1Projective],
     c: &[G1Affine],
 ) -> Result<Vec<G1Projective>> {
-    curve_op(device, "g1_op", op, a, b, c)
+    curve_op(device, curve_tests::G1_OP, op, a, b, c)
 }
 
 /// `op(a[i], b[i], c[i])` in G2 on the device (kernel `g2_op`).
@@ -242,25 +247,25 @@ pub fn g2_op(
     b: &[G2Projective],
     c: &[G2Affine],
 ) -> Result<Vec<G2Projective>> {
-    curve_op(device, "g2_op", op, a, b, c)
+    curve_op(device, curve_tests::G2_OP, op, a, b, c)
 }
 
 fn batch_to_affine<P: DeviceLayout, A: DeviceLayout>(
     device: &Device,
-    kernel: &'static str,
+    kernel: Kernel,
     field_words: usize,
     points: &[P],
     chunk: u32,
     via_xyzz: bool,
 ) -> Result<Vec<A>> {
-    let n = len_u32(kernel, points.len())?;
+    let n = len_u32(kernel.name, points.len())?;
     if chunk == 0 {
-        return Err(CudaError::InvalidArgument(format!("{kernel}: chunk must be at least 1")));
+        return Err(CudaError::InvalidArgument(format!("{}: chunk must be at least 1", kernel.name)));
     }
     if n == 0 {
         return Ok(Vec::new());
     }
-    let f = device.function("curve_tests", kernel)?;
+    let f = device.kernel(kernel)?;
     let stream = device.new_stream()?;
     let in_d = upload(&stream, points)?;
     let mut out = alloc_poisoned::<u64>(&stream, points.len() * A::WORDS)?;
@@ -287,7 +292,7 @@ pub fn g1_batch_to_affine(
     chunk: u32,
     via_xyzz: bool,
 ) -> Result<Vec<G1Affine>> {
-    batch_to_affine(device, "g1_batch_to_affine", Fp::WORDS, points, chunk, via_xyzz)
+    batch_to_affine(device, curve_tests::G1_BATCH_TO_AFFINE, Fp::WORDS, points, chunk, via_xyzz)
 }
 
 /// G2 points to affine on the device, like [`g1_batch_to_affine`].
@@ -297,5 +302,5 @@ pub fn g2_batch_to_affine(
     chunk: u32,
     via_xyzz: bool,
 ) -> Result<Vec<G2Affine>> {
-    batch_to_affine(device, "g2_batch_to_affine", Fp2::WORDS, points, chunk, via_xyzz)
+    batch_to_affine(device, curve_tests::G2_BATCH_TO_AFFINE, Fp2::WORDS, points, chunk, via_xyzz)
 }

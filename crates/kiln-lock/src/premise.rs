@@ -52,7 +52,7 @@ fn trim_cannot_release_a_free_queued_behind_a_kernel_on_the_gpu() {
     let tol: u64 = 64 * MIB;
 
     // Everything that allocates (module, streams, the kernel's output) happens before the baseline.
-    let f = device.function("lock_spin", "lock_spin_ns").unwrap();
+    let f = device.kernel(kiln_kernels::lock::spin::SPIN_NS).unwrap();
     let busy = device.new_stream().unwrap();
     let other = device.new_stream().unwrap();
     let mut out = alloc_poisoned::<u64>(&other, 1).unwrap();
@@ -161,7 +161,7 @@ fn exclusive_guard_drains_lane_work_on_the_gpu() {
         return;
     };
     let _serial = serial();
-    let f = device.function("lock_spin", "lock_spin_ns").unwrap();
+    let f = device.kernel(kiln_kernels::lock::spin::SPIN_NS).unwrap();
     let policy = crate::SharedPolicy::new(crate::Lanes::new(2).unwrap());
     let streams = [device.new_stream().unwrap(), device.new_stream().unwrap()];
     let ns: u64 = if testing::small_sizes() { 100_000_000 } else { 300_000_000 };

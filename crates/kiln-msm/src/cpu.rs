@@ -30,14 +30,14 @@ fn g2_affine_as_blst(bases: &[G2Affine]) -> &[blst_p2_affine] {
 }
 
 /// blst's Jacobian point as blstrs' (blstrs exports no conversion, and its Fp is private).
-pub(crate) fn g1_from_blst(p: blst_p1) -> G1Projective {
+fn g1_from_blst(p: blst_p1) -> G1Projective {
     // SAFETY: `G1Projective` is `#[repr(transparent)]` over `blst_p1`, and every blst_p1 blst
     // returns is a valid point.
     unsafe { std::mem::transmute::<blst_p1, G1Projective>(p) }
 }
 
 /// The G2 form of [`g1_from_blst`].
-pub(crate) fn g2_from_blst(p: blst_p2) -> G2Projective {
+fn g2_from_blst(p: blst_p2) -> G2Projective {
     // SAFETY: `G2Projective` is `#[repr(transparent)]` over `blst_p2`.
     unsafe { std::mem::transmute::<blst_p2, G2Projective>(p) }
 }

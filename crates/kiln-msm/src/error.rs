@@ -37,6 +37,9 @@ pub enum MsmError {
     /// A device-side argument does not fit (caller bug), e.g. a device slice of the wrong length.
     #[error("msm: invalid argument: {0}")]
     InvalidArgument(String),
+    /// Device words that are not whole values of the type asked for (kiln-field's layout).
+    #[error(transparent)]
+    Layout(#[from] kiln_field::LayoutError),
     /// The CUDA runtime failed.
     #[error(transparent)]
     #[cfg(feature = "cuda")]

@@ -5,6 +5,8 @@
 //! - [`dlog`]: large synthetic base sets with known discrete logs, so GPU results at sizes
 //!   too large for a CPU reference can still be checked.
 //! - [`split`]: the 0 / 1 / other classification of scalars shared by the A, B and L sums.
+//! - [`conformance`]: the kit every MSM backend passes ([`conformance::check_msm`]), run
+//!   against the CPU in CI and against the GPU on a GPU machine.
 //!
 //! ```
 //! use blstrs::{G1Affine, G1Projective, Scalar};
@@ -17,6 +19,7 @@
 //! assert_eq!(sum, G1Projective::generator() * Scalar::from(6u64));
 //! ```
 
+pub mod conformance;
 pub mod cpu;
 mod density;
 pub mod dlog;

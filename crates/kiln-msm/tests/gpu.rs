@@ -1,5 +1,6 @@
-//! GPU MSM = CPU MSM on fresh random inputs (G1 and G2), edge cases, the split path, batch
-//! forms, device scalars, and the known-discrete-log checks at 2^24 and 2^26.
+//! GPU MSM = CPU MSM on fresh random inputs (G1 and G2), the conformance kit (edge cases of
+//! sizes, scalars and bases on every path), the split path's bitmaps, batch forms, device
+//! scalars, and the known-discrete-log checks at 2^24 and 2^26.
 //! Run on the GPU machine through `cargo xtask gpu-bundle`.
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
@@ -7,6 +8,8 @@ use ff::Field;
 use group::prime::PrimeCurveAffine;
 use kiln_cuda::PoolMemory;
 use kiln_cuda::testing::{gpu_or_skip, small_sizes};
+use kiln_field::DeviceLayout;
+use kiln_msm::conformance::{self, check_msm};
 use kiln_msm::dlog::{KnownDlog, random_scalars};
 use kiln_msm::gpu::{Curve, GpuBases, MsmContext, Scalars};
 use kiln_msm::{cpu, split};
@@ -21,22 +24,6 @@ fn seed() -> u64 {
     let s: u64 = rand::random();
     eprintln!("seed {s}");
     s
-}
-
-/// Scalar vectors of each edge case for n points.
-fn edge_cases(n: usize, seed: u64) -> Vec<(&'static str, Vec<Scalar>)> {
-    let mut rng = rand::thread_rng();
-    let r = random_scalars(n, seed);
-    let three = [Scalar::random(&mut rng), -Scalar::ONE, Scalar::from(7u64)];
-    vec![
-        ("all zero", vec![Scalar::ZERO; n]),
-        ("all one", vec![Scalar::ONE; n]),
-        ("all r-1", vec![-Scalar::ONE; n]),
-        ("all equal", vec![r[0]; n]),
-        ("heavy duplicates", (0..n).map(|_| three[rng.gen_range(0..3)]).collect()),
-        ("mixed 0/1/r-1/random", (0..n).map(|i| [Scalar::ZERO, Scalar::ONE, -Scalar::ONE, r[i]][i % 4]).collect()),
-        ("small integers", (0..n).map(|i| Scalar::from((i % 300) as u64)).collect()),
-    ]
 }
 
 fn g1_bases(n: usize, with_infinity: bool) -> Vec<G1Affine> {
@@ -93,25 +80,18 @@ fn g2_gpu_matches_cpu_random() {
     }
 }
 
+/// The MSM conformance kit (kiln_msm::conformance, the CPU MSM runs it in
+/// tests/conformance.rs): every size class, scalar class and kind of base set, the plain,
+/// multi (device scalars at an offset) and split paths in G1 and G2, with the contexts'
+/// scratch poisoned before every call.
 #[test]
 #[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
-fn g1_and_g2_edge_cases() {
-    let Some(device) = gpu_or_skip("g1_and_g2_edge_cases") else { return };
-    let n = if small_sizes() { 1000 } else { 5003 };
-    let mut c1 = MsmContext::new(&device, Curve::G1, n, &PoolMemory).unwrap();
-    let mut c2 = MsmContext::new(&device, Curve::G2, n, &PoolMemory).unwrap();
-    for infinity in [false, true] {
-        let b1 = g1_bases(n, infinity);
-        let b2 = g2_bases(n, infinity);
-        let (g1, g2) =
-            (GpuBases::g1(&device, &b1, &PoolMemory).unwrap(), GpuBases::g2(&device, &b2, &PoolMemory).unwrap());
-        for (name, scalars) in edge_cases(n, seed()) {
-            let got = c1.msm_g1(&g1, Scalars::Host(&scalars)).unwrap();
-            assert_eq!(got, cpu::msm_g1(&b1, &scalars).unwrap(), "G1 {name}, bases at infinity: {infinity}");
-            let got = c2.msm_g2(&g2, Scalars::Host(&scalars)).unwrap();
-            assert_eq!(got, cpu::msm_g2(&b2, &scalars).unwrap(), "G2 {name}, bases at infinity: {infinity}");
-        }
-    }
+fn gpu_msm_passes_the_conformance_kit() {
+    let Some(device) = gpu_or_skip("gpu_msm_passes_the_conformance_kit") else { return };
+    let large: &[usize] = if small_sizes() { &[(1 << 12) + 1] } else { &[(1 << 12) + 1, 1 << 16, (1 << 18) + 3] };
+    let capacity = large.iter().copied().chain([conformance::SWEEP_MAX]).max().unwrap();
+    let mut gpu = conformance::GpuMsm::new(&device, capacity).unwrap();
+    check_msm(&mut gpu, large, seed());
 }
 
 #[test]
@@ -178,8 +158,7 @@ fn batch_multi_and_device_scalars() {
     assert_eq!(got, vec![cpu::msm_g1(&ba, &s1).unwrap(), cpu::msm_g1(&ba, &s2).unwrap()], "batch");
     let got = ctx.msm_g1_multi(&[&ga, &gb], Scalars::Host(&s1)).unwrap();
     assert_eq!(got, vec![cpu::msm_g1(&ba, &s1).unwrap(), cpu::msm_g1(&bb, &s1).unwrap()], "multi bases");
-    let words: Vec<u64> = s2.iter().flat_map(unsafe_words).collect();
-    let dev = ctx.stream().clone_htod(&words).unwrap();
+    let dev = ctx.stream().clone_htod(Scalar::as_u64s(&s2)).unwrap();
     let got = ctx.msm_g1(&ga, Scalars::Device(&dev, n)).unwrap();
     assert_eq!(got, cpu::msm_g1(&ba, &s2).unwrap(), "device scalars");
     // Errors, not panics, on bad input.
@@ -189,12 +168,6 @@ fn batch_multi_and_device_scalars() {
     assert!(ctx.msm_g1(&gbig, Scalars::Host(&random_scalars(n + 1, 1))).is_err(), "over capacity accepted");
     let g2b = GpuBases::g2(&device, &g2_bases(4, false), &PoolMemory).unwrap();
     assert!(ctx.msm_g2(&g2b, Scalars::Host(&s1[..4])).is_err(), "G2 bases in a G1 context accepted");
-}
-
-/// The Montgomery words of a scalar (its in-memory layout, what the GPU reads).
-fn unsafe_words(s: &Scalar) -> [u64; 4] {
-    // SAFETY: blstrs::Scalar is repr(transparent) over blst_fr { l: [u64; 4] }.
-    unsafe { std::mem::transmute::<Scalar, [u64; 4]>(*s) }
 }
 
 fn known_dlog_g1(log_n: u32) {

@@ -28,7 +28,6 @@ use kiln_field::{DeviceLayout, LayoutError};
 use crate::plan::{BITREV_THREADS, Layout, Order, PassKernel, Scale, ScaleAt, bitrev_tiles, passes};
 use crate::{Domain, NttError};
 
-const MODULE: &str = "ntt_ntt";
 /// u64 words per scalar.
 const WORDS: usize = <Scalar as DeviceLayout>::WORDS;
 
@@ -81,12 +80,12 @@ impl GpuDomain {
             tw,
             passes: {
                 let loaded: Vec<CudaFunction> =
-                    PassKernel::ALL.iter().map(|k| device.function(MODULE, k.name())).collect::<Result<_, _>>()?;
+                    PassKernel::ALL.iter().map(|k| device.kernel(k.kernel())).collect::<Result<_, _>>()?;
                 loaded.try_into().unwrap_or_else(|_| unreachable!("one function per pass kernel"))
             },
-            bitrev: device.function(MODULE, "ntt_bitrev")?,
-            twiddles: device.function(MODULE, "ntt_twiddles")?,
-            pointwise: device.function(MODULE, "ntt_pointwise")?,
+            bitrev: device.kernel(kiln_kernels::ntt::BITREV)?,
+            twiddles: device.kernel(kiln_kernels::ntt::TWIDDLES)?,
+            pointwise: device.kernel(kiln_kernels::ntt::POINTWISE)?,
         };
         gd.fill_roots(stream)?;
         kiln_cuda::check_stream(stream)?;

@@ -6,6 +6,8 @@
 //!   `coset_fft`, `icoset_fft`, `divide_by_z_on_coset` and the whole H step, `h_poly`.
 //! - [`gpu`]: [`gpu::GpuDomain`], the same on data resident on a CUDA device, on a stream,
 //!   in place, and the H step in a, b, c's own buffers ([`gpu::h_step_bytes`] for the tables).
+//! - [`conformance`]: the kit every NTT backend passes ([`conformance::check_ntt`]), run
+//!   against the CPU in CI and against the GPU on a GPU machine.
 //!
 //! ```
 //! use ff::Field;
@@ -20,13 +22,15 @@
 //! assert_eq!(a, coeffs);
 //! ```
 
+pub mod conformance;
 pub mod cpu;
 mod domain;
 mod error;
 #[cfg(feature = "cuda")]
 pub mod gpu;
-// The GPU launch plan and its CPU model (the model is tested without a GPU).
-#[cfg(any(feature = "cuda", test))]
+// The GPU launch plan and its CPU model (the model is tested without a GPU, but needs the
+// kernels' constants from kiln-kernels: the cuda feature, on by default).
+#[cfg(feature = "cuda")]
 mod plan;
 
 pub use domain::{Domain, MAX_LOG_SIZE};

@@ -10,13 +10,14 @@ use crate::domain::powers;
 
 /// Most butterfly stages one pass does in shared memory (2^27 = 3 passes).
 pub(crate) const MAX_STAGES_PER_PASS: u32 = 9;
-/// log2 of the most points one block holds in shared memory (must match `NTT_MAX_LOG_POINTS`):
+/// log2 of the most points one block holds in shared memory (`NTT_MAX_LOG_POINTS` of ntt.cu):
 /// the plan stays within it (tested), as `PASS_THREADS_LOG` and the radices make it.
 #[cfg(test)]
-pub(crate) const MAX_LOG_POINTS: u32 = 10;
-/// log2 of the most threads a pass block has (must match `NTT_PASS_THREADS`, the kernels' launch
+pub(crate) const MAX_LOG_POINTS: u32 = kiln_kernels::ntt::MAX_LOG_POINTS;
+/// log2 of the most threads a pass block has (`NTT_PASS_THREADS` of ntt.cu, the kernels' launch
 /// bounds): a block holds at most `2^(PASS_THREADS_LOG + round_log)` points.
-pub(crate) const PASS_THREADS_LOG: u32 = 7;
+pub(crate) const PASS_THREADS_LOG: u32 = kiln_kernels::ntt::PASS_THREADS.ilog2();
+const _: () = assert!(kiln_kernels::ntt::PASS_THREADS.is_power_of_two());
 
 /// The order of a pass: DIF takes natural order and leaves bit-reversed order, DIT the opposite.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,17 +63,18 @@ impl PassKernel {
         4 * usize::from(self.inverse) + 2 * usize::from(self.round_log == 2) + usize::from(self.order == Order::Dit)
     }
 
-    /// The kernel's name in `ntt.cu`.
-    pub(crate) fn name(self) -> &'static str {
+    /// The kernel of `ntt.cu` it is.
+    pub(crate) fn kernel(self) -> kiln_kernels::Kernel {
+        use kiln_kernels::ntt;
         match (self.order, self.round_log, self.inverse) {
-            (Order::Dif, 3, false) => "ntt_pass_dif8",
-            (Order::Dit, 3, false) => "ntt_pass_dit8",
-            (Order::Dif, _, false) => "ntt_pass_dif4",
-            (Order::Dit, _, false) => "ntt_pass_dit4",
-            (Order::Dif, 3, true) => "ntt_pass_dif8_inv",
-            (Order::Dit, 3, true) => "ntt_pass_dit8_inv",
-            (Order::Dif, _, true) => "ntt_pass_dif4_inv",
-            (Order::Dit, _, true) => "ntt_pass_dit4_inv",
+            (Order::Dif, 3, false) => ntt::PASS_DIF8,
+            (Order::Dit, 3, false) => ntt::PASS_DIT8,
+            (Order::Dif, _, false) => ntt::PASS_DIF4,
+            (Order::Dit, _, false) => ntt::PASS_DIT4,
+            (Order::Dif, 3, true) => ntt::PASS_DIF8_INV,
+            (Order::Dit, 3, true) => ntt::PASS_DIT8_INV,
+            (Order::Dif, _, true) => ntt::PASS_DIF4_INV,
+            (Order::Dit, _, true) => ntt::PASS_DIT4_INV,
         }
     }
 }
@@ -258,12 +260,13 @@ pub(crate) enum Scale {
 }
 
 impl Scale {
-    /// `(mode, lo, hi, lo_bits, bitrev)` as the kernel takes them.
+    /// `(mode, lo, hi, lo_bits, bitrev)` as the kernel takes them (modes `NTT_SCALE_*` of ntt.cu).
     pub(crate) fn args(&self) -> (u32, u32, u32, u32, u32) {
+        use kiln_kernels::ntt::{SCALE_CONST, SCALE_NONE, SCALE_POWERS};
         match *self {
-            Scale::None => (0, 0, 0, 0, 0),
-            Scale::Const(at) => (1, 0, at, 0, 0),
-            Scale::Powers { lo, hi, lo_bits, bitrev } => (2, lo, hi, lo_bits, u32::from(bitrev)),
+            Scale::None => (SCALE_NONE, 0, 0, 0, 0),
+            Scale::Const(at) => (SCALE_CONST, 0, at, 0, 0),
+            Scale::Powers { lo, hi, lo_bits, bitrev } => (SCALE_POWERS, lo, hi, lo_bits, u32::from(bitrev)),
         }
     }
 }
@@ -277,11 +280,11 @@ pub(crate) enum ScaleAt {
     Store,
 }
 
-/// log2 of the side of a bit-reversal tile (must match `NTT_BITREV_TILE_LOG`): rows of 16
+/// log2 of the side of a bit-reversal tile (`NTT_BITREV_TILE_LOG` of ntt.cu): rows of 16
 /// consecutive points, 512 bytes.
-pub(crate) const BITREV_TILE_LOG: u32 = 4;
-/// Threads of an `ntt_bitrev` block (must match `NTT_BITREV_THREADS`): one per 16-byte unit of a tile.
-pub(crate) const BITREV_THREADS: u32 = 2 << (2 * BITREV_TILE_LOG);
+pub(crate) const BITREV_TILE_LOG: u32 = kiln_kernels::ntt::BITREV_TILE_LOG;
+/// Threads of an `ntt_bitrev` block (`NTT_BITREV_THREADS`): one per 16-byte unit of a tile.
+pub(crate) const BITREV_THREADS: u32 = kiln_kernels::ntt::BITREV_THREADS;
 
 /// `(blocks, b)` of the `ntt_bitrev` launch for `2^log_n` points: tiles of `2^b × 2^b` points,
 /// one block per tile (those whose tile maps onto a lower one do nothing).
@@ -735,8 +738,8 @@ mod tests {
             let order = if k.order == Order::Dit { "dit" } else { "dif" };
             let radix = 1 << k.round_log;
             let inv = if k.inverse { "_inv" } else { "" };
-            assert_eq!(k.name(), format!("ntt_pass_{order}{radix}{inv}"));
-            assert!(names.insert(k.name()));
+            assert_eq!(k.kernel().name, format!("ntt_pass_{order}{radix}{inv}"));
+            assert!(names.insert(k.kernel().name));
         }
         for log_n in 1..=27 {
             for p in passes(log_n) {

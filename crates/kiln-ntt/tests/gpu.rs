@@ -1,4 +1,6 @@
-//! GPU == CPU for every direction and the H step, on fresh random inputs (GPU machine only).
+//! GPU == CPU for every direction and the H step (the conformance kit), the H step from pinned
+//! host memory into reused buffers, 2^27 round trips, length errors, on fresh random inputs
+//! (GPU machine only).
 
 use std::sync::Arc;
 
@@ -8,6 +10,7 @@ use ff::Field;
 use kiln_cuda::testing::{gpu_or_skip, small_sizes};
 use kiln_cuda::{CudaResultExt, Device, alloc_pinned, alloc_poisoned, check_stream};
 use kiln_field::DeviceLayout;
+use kiln_ntt::conformance::{GpuNtt, check_ntt};
 use kiln_ntt::gpu::GpuDomain;
 use kiln_ntt::{Domain, NttError, cpu};
 use rand::SeedableRng;
@@ -56,50 +59,17 @@ fn log_sizes() -> Vec<u32> {
     if small_sizes() { (0..=12).collect() } else { (0..=20).chain([22, 24]).collect() }
 }
 
-type GpuOp = fn(&GpuDomain, &Arc<CudaStream>, &mut CudaSlice<u64>) -> Result<(), NttError>;
-type CpuOp = fn(&Domain, &mut [Scalar]) -> Result<(), NttError>;
-
+/// The NTT conformance kit (kiln_ntt::conformance, the CPU path runs it in
+/// tests/conformance.rs): every transform and the H step against their definitions at small
+/// sizes, against the CPU path, round trips and Horner at every size of `log_sizes`, inputs
+/// uploaded into poisoned buffers, padded H-step inputs through the pinned-host path.
 #[test]
 #[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
-fn gpu_directions_match_cpu() {
-    let Some(device) = gpu_or_skip("gpu_directions_match_cpu") else { return };
-    let stream = device.new_stream().unwrap();
-    let ops: [(&str, GpuOp, CpuOp); 4] = [
-        ("forward", GpuDomain::forward, cpu::fft),
-        ("inverse", GpuDomain::inverse, cpu::ifft),
-        ("coset_forward", GpuDomain::coset_forward, cpu::coset_fft),
-        ("coset_inverse", GpuDomain::coset_inverse, cpu::icoset_fft),
-    ];
-    for log_n in log_sizes() {
-        let d = Domain::new(log_n).unwrap();
-        let gd = GpuDomain::new(&device, &stream, &d, &kiln_cuda::PoolMemory).unwrap();
-        for (name, gpu_op, cpu_op) in ops {
-            let input = random(d.size());
-            let mut buf = upload(&stream, &input);
-            gpu_op(&gd, &stream, &mut buf).unwrap();
-            let got = download(&stream, &buf);
-            let mut want = input;
-            cpu_op(&d, &mut want).unwrap();
-            assert_same(&got, &want, &format!("{name} at 2^{log_n}"));
-        }
-    }
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
-fn gpu_h_step_matches_cpu() {
-    let Some(device) = gpu_or_skip("gpu_h_step_matches_cpu") else { return };
-    let stream = device.new_stream().unwrap();
-    for log_n in log_sizes() {
-        let d = Domain::new(log_n).unwrap();
-        let gd = GpuDomain::new(&device, &stream, &d, &kiln_cuda::PoolMemory).unwrap();
-        let (a, b, c) = (random(d.size()), random(d.size()), random(d.size()));
-        let (mut da, mut db, mut dc) = (upload(&stream, &a), upload(&stream, &b), upload(&stream, &c));
-        gd.h_step(&stream, &mut da, &mut db, &mut dc).unwrap();
-        let got = download(&stream, &da);
-        let want = cpu::h_poly(&d, a, b, c).unwrap();
-        assert_same(&got, &want, &format!("h_step at 2^{log_n}"));
-    }
+fn gpu_ntt_passes_the_conformance_kit() {
+    let Some(device) = gpu_or_skip("gpu_ntt_passes_the_conformance_kit") else { return };
+    let seed: u64 = rand::random();
+    eprintln!("seed {seed}");
+    check_ntt(&mut GpuNtt::new(&device).unwrap(), &log_sizes(), seed);
 }
 
 /// `v` in a pinned (write-combined: the host only writes it) buffer of u64 words.

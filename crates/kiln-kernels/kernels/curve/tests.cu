@@ -1,3 +1,4 @@
+// kiln-kernels: testing
 // GPU test entry points for the curve layer (module "curve_tests"). One batch kernel per
 // group: out[i] = op(a[i], b[i], c[i]) with a, b Jacobian (blstrs G1Projective/G2Projective
 // bytes), c affine (G1Affine/G2Affine bytes), out Jacobian (compared as group elements).

@@ -1,3 +1,4 @@
+// kiln-kernels: testing
 // Micro-benchmark kernels (module "field_bench"), driven by benches/benches/field.rs:
 // long dependent chains of Montgomery products and of XYZZ mixed additions. Each thread
 // keeps LANES independent chains so the scheduler has independent work (ILP) next to the

@@ -1,3 +1,4 @@
+// kiln-kernels: testing
 // GPU test entry points for the field layer (module "field_tests"): one batch kernel per
 // field, out[i] = op(a[i], b[i]), so the host can compare every operation with blstrs.
 // Op codes (shared with crates/kiln-field/src/gpu.rs, `FieldOp`):

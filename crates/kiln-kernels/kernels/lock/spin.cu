@@ -1,3 +1,4 @@
+// kiln-kernels: testing
 // A kernel that keeps one stream busy for a given wall-clock time, so the lock tests can
 // queue a stream-ordered free behind "a long kernel" (ARCHITECTURE.md §1) on purpose.
 #include <cstdint>

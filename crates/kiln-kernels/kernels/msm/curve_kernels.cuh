@@ -5,7 +5,7 @@
 using namespace kiln_msm;
 
 // Threads per block of msm_accumulate_*: the host must launch it with exactly this many
-// (MsmContext's ACC_BLOCK in crates/kiln-msm/src/gpu.rs).
+// (Rust reads this line: kiln_kernels::msm::ACC_BLOCK, which MsmContext launches with).
 #define MSM_ACC_BLOCK 128
 
 // ACC_MIN_BLOCKS: resident blocks of MSM_ACC_BLOCK threads per SM that ptxas must allow. G1

@@ -1,4 +1,4 @@
-// NTT over Fr on the GPU, in place on device memory (module "ntt_ntt").
+// NTT over Fr on the GPU, in place on device memory (module "ntt").
 //
 // A transform of 2^log_n points is a sequence of passes over global memory. Each pass runs
 // `ks` consecutive butterfly stages [L, L + ks) in shared memory: a block loads the 2^ks

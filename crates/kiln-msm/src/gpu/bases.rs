@@ -5,6 +5,7 @@ use std::sync::Arc;
 use blstrs::{G1Affine, G2Affine, Scalar};
 use kiln_cuda::cudarc::driver::{CudaSlice, CudaStream};
 use kiln_cuda::{CudaResultExt, Device, DeviceBuf, DeviceMemory, check_stream};
+use kiln_field::DeviceLayout;
 
 use super::Curve;
 use crate::MsmError;
@@ -20,22 +21,6 @@ impl std::fmt::Debug for GpuBases {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GpuBases").field("n", &self.n).field("curve", &self.curve).finish_non_exhaustive()
     }
-}
-
-fn g1_words(bases: &[G1Affine]) -> &[u64] {
-    // SAFETY: G1Affine is repr(transparent) over blst_p1_affine = two blst_fp of [u64; 6]:
-    // 12 plain u64 per point, no padding; the slice lives as long as `bases`.
-    unsafe { std::slice::from_raw_parts(bases.as_ptr().cast::<u64>(), bases.len() * 12) }
-}
-
-fn g2_words(bases: &[G2Affine]) -> &[u64] {
-    // SAFETY: G2Affine is repr(transparent) over blst_p2_affine = two blst_fp2 = 24 u64.
-    unsafe { std::slice::from_raw_parts(bases.as_ptr().cast::<u64>(), bases.len() * 24) }
-}
-
-pub(crate) fn scalar_words(scalars: &[Scalar]) -> &[u64] {
-    // SAFETY: Scalar is repr(transparent) over blst_fr { l: [u64; 4] } (Montgomery form).
-    unsafe { std::slice::from_raw_parts(scalars.as_ptr().cast::<u64>(), scalars.len() * 4) }
 }
 
 impl GpuBases {
@@ -72,12 +57,12 @@ impl GpuBases {
 
     /// Replaces the bases with `bases` (async on `stream`; later work on `stream` sees them).
     pub fn load_g1(&mut self, stream: &Arc<CudaStream>, bases: &[G1Affine]) -> Result<(), MsmError> {
-        self.load(stream, g1_words(bases), bases.len(), Curve::G1)
+        self.load(stream, G1Affine::as_u64s(bases), bases.len(), Curve::G1)
     }
 
     /// The G2 form of [`GpuBases::load_g1`].
     pub fn load_g2(&mut self, stream: &Arc<CudaStream>, bases: &[G2Affine]) -> Result<(), MsmError> {
-        self.load(stream, g2_words(bases), bases.len(), Curve::G2)
+        self.load(stream, G2Affine::as_u64s(bases), bases.len(), Curve::G2)
     }
 
     /// Uploads G1 bases (infinity = all zeros, as blst) into memory from `mem` and waits.

@@ -3,28 +3,27 @@
 
 use std::sync::Arc;
 
-use blstrs::{G1Projective, G2Projective};
+use blstrs::{G1Projective, G2Projective, Scalar};
 use kiln_cuda::cudarc::driver::{
-    CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
+    CudaEvent, CudaFunction, CudaSlice, CudaStream, CudaView, LaunchConfig, PushKernelArg,
 };
 use kiln_cuda::{CudaResultExt, Device, DeviceBuf, DeviceMemory, check_stream};
+use kiln_field::DeviceLayout;
 
 pub use split::GpuSplit;
 
 use super::Curve;
-use super::bases::{GpuBases, Scalars, scalar_words};
+use super::bases::{GpuBases, Scalars};
 use super::plan::{FAN, Plan, Sizes, window_bits};
 use crate::MsmError;
 
-/// Curve-independent kernels (kernels/msm/sort.cu); the curve kernels are in `msm_g1` / `msm_g2`.
-const SORT_MODULE: &str = "msm_sort";
 /// Threads per block of the other kernels. 128, not 256: the G1 reduction kernels use
 /// 134–155 registers, so a 256-thread block (~37k registers) leaves one block = 8 warps per
 /// SM, while 128-thread blocks fit 3 = 12 warps. A multiple of 32 (msm_classify needs it).
 const BLOCK: u32 = 128;
-/// Threads per block of `msm_accumulate_*`: must equal MSM_ACC_BLOCK in
-/// kernels/msm/curve_kernels.cuh (the kernel's `__launch_bounds__`; more threads fail to launch).
-const ACC_BLOCK: u32 = 128;
+/// Threads per block of `msm_accumulate_*`: MSM_ACC_BLOCK of kernels/msm/curve_kernels.cuh,
+/// the kernel's `__launch_bounds__` (more threads fail to launch).
+const ACC_BLOCK: u32 = kiln_kernels::msm::ACC_BLOCK;
 
 struct Kernels {
     histogram: CudaFunction,
@@ -61,7 +60,8 @@ pub struct MsmContext {
     segs: DeviceBuf<u8>,
     fan: DeviceBuf<u8>,
     window_sums: DeviceBuf<u8>,
-    out: DeviceBuf<u8>,
+    /// The result: one Jacobian point in kiln-field's layout.
+    out: DeviceBuf<u64>,
     zero_bits: DeviceBuf<u32>,
     one_bits: DeviceBuf<u32>,
     ones_idx: DeviceBuf<u32>,
@@ -87,9 +87,40 @@ impl std::fmt::Debug for MsmContext {
     }
 }
 
-fn ptr<T>(buf: &CudaSlice<T>, stream: &Arc<CudaStream>) -> u64 {
-    let (p, _sync) = buf.device_ptr(stream);
-    p
+/// The null pointer of the kernels' optional arguments (`map`, `extra`: "none").
+static NULL: u64 = 0;
+
+/// Where the scalars of a call are on the device.
+enum Staged<'a> {
+    /// The context's own `scalars` buffer (host scalars uploaded there).
+    Uploaded,
+    /// The caller's device scalars (checked to hold the call's scalars).
+    Device(CudaView<'a, u64>),
+}
+
+/// The first `n` scalars (`4n` words) of `staged`; `n > 0`.
+fn scalar_view<'s>(staged: &'s Staged<'_>, uploaded: &'s CudaSlice<u64>, n: usize) -> CudaView<'s, u64> {
+    match staged {
+        Staged::Uploaded => uploaded.slice(..4 * n),
+        Staged::Device(v) => v.slice(..4 * n),
+    }
+}
+
+/// Records a profiling event named `name` (the kernel just launched) on `stream`, if
+/// profiling is on (`profile` is `Some`).
+fn mark(
+    profile: &mut Option<Vec<(&'static str, CudaEvent)>>,
+    stream: &Arc<CudaStream>,
+    name: &'static str,
+) -> Result<(), MsmError> {
+    if let Some(events) = profile {
+        // Timing events (None would create them with CU_EVENT_DISABLE_TIMING).
+        let flags = kiln_cuda::cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
+        let e = stream.context().new_event(Some(flags)).ctx("cuEventCreate")?;
+        e.record(stream).ctx("cuEventRecord")?;
+        events.push((name, e));
+    }
+    Ok(())
 }
 
 fn grid(x: usize, y: usize) -> LaunchConfig {
@@ -108,22 +139,46 @@ fn u32_of(v: usize, what: &str) -> Result<u32, MsmError> {
     u32::try_from(v).map_err(|_| MsmError::InvalidArgument(format!("{what} = {v} exceeds u32")))
 }
 
-/// Launches `f` with `args` (all passed as 64-bit pointers or 32-bit values).
+/// Launches kernel `$f` (a field of [`Kernels`]) on the context's stream with `args`: device
+/// buffers as `&CudaSlice` / `&CudaView` (read) or `&mut CudaSlice` (written), so cudarc orders
+/// each launch after the pending work of every buffer it touches, on any stream; sizes as
+/// `&u32`; an absent optional pointer as `&NULL`. Only fields of `$self` other than `stream`,
+/// `k` and `profile` may be borrowed by the arguments.
 macro_rules! launch {
-    ($self:ident, $f:expr, $cfg:expr, $name:literal; $($arg:expr),* $(,)?) => {{
+    ($self:ident, $f:ident, $cfg:expr, $name:literal; $($arg:expr),* $(,)?) => {{
         {
-            let mut b = $self.stream.launch_builder(&$f);
-            $( b.arg(&$arg); )*
+            let mut b = $self.stream.launch_builder(&$self.k.$f);
+            $( b.arg($arg); )*
             // SAFETY: every argument matches the extern "C" signature of the kernel named in
-            // kernels/msm/*.cu (device pointers as u64, sizes as u32), every buffer was sized by
+            // kernels/msm/*.cu (buffers as device pointers, sizes as u32), every buffer was sized by
             // `Sizes` for this plan, and the kernels bounds-check their thread indices.
             unsafe { b.launch($cfg) }.ctx(concat!("cuLaunchKernel(", $name, ")"))?;
         }
-        $self.mark($name)?;
+        mark(&mut $self.profile, &$self.stream, $name)?;
     }};
 }
 
-// After the macro: the split path launches with it too.
+/// The [`Kernels`] of one curve: the sort kernels and those of `kiln_kernels::msm::$curve`.
+macro_rules! kernels {
+    ($device:ident, $curve:ident) => {{
+        use kiln_kernels::msm::{sort, $curve as c};
+        Kernels {
+            histogram: $device.kernel(sort::HISTOGRAM)?,
+            scan: $device.kernel(sort::SCAN)?,
+            scatter: $device.kernel(sort::SCATTER)?,
+            classify: $device.kernel(sort::CLASSIFY)?,
+            gather: $device.kernel(sort::GATHER_SCALARS)?,
+            accumulate: $device.kernel(c::ACCUMULATE)?,
+            fixup: $device.kernel(c::BUCKET_FIXUP)?,
+            reduce: $device.kernel(c::BUCKET_REDUCE)?,
+            sum_groups: $device.kernel(c::SUM_GROUPS)?,
+            combine: $device.kernel(c::COMBINE)?,
+            sum_indexed: $device.kernel(c::SUM_INDEXED)?,
+        }
+    }};
+}
+
+// After the macros: the split path launches with them too.
 mod split;
 
 impl MsmContext {
@@ -145,22 +200,9 @@ impl MsmContext {
         if capacity >= 1 << 31 {
             return Err(MsmError::InvalidArgument(format!("capacity {capacity}: at most 2^31 - 1 points")));
         }
-        let f = |name: &str| device.function(SORT_MODULE, name);
-        let s = curve.suffix();
-        let curve_module = format!("msm_{s}");
-        let g = |name: &str| device.function(&curve_module, name);
-        let k = Kernels {
-            histogram: f("msm_histogram")?,
-            scan: f("msm_scan")?,
-            scatter: f("msm_scatter")?,
-            classify: f("msm_classify")?,
-            gather: f("msm_gather_scalars")?,
-            accumulate: g(&format!("msm_accumulate_{s}"))?,
-            fixup: g(&format!("msm_bucket_fixup_{s}"))?,
-            reduce: g(&format!("msm_bucket_reduce_{s}"))?,
-            sum_groups: g(&format!("msm_sum_groups_{s}"))?,
-            combine: g(&format!("msm_combine_{s}"))?,
-            sum_indexed: g(&format!("msm_sum_indexed_{s}"))?,
+        let k = match curve {
+            Curve::G1 => kernels!(device, g1),
+            Curve::G2 => kernels!(device, g2),
         };
         let z = Sizes::for_capacity(capacity);
         let x = curve.xyzz_bytes();
@@ -182,7 +224,7 @@ impl MsmContext {
             segs: mem.take_poisoned(&stream, z.segs * x, "msm segs")?,
             fan: mem.take_poisoned(&stream, z.fan * x, "msm fan")?,
             window_sums: mem.take_poisoned(&stream, z.windows * x, "msm window_sums")?,
-            out: mem.take_poisoned(&stream, curve.jacobian_bytes(), "msm out")?,
+            out: mem.take_poisoned(&stream, curve.jacobian_bytes() / 8, "msm out")?,
             zero_bits: mem.take_poisoned(&stream, z.bits, "msm zero_bits")?,
             one_bits: mem.take_poisoned(&stream, z.bits, "msm one_bits")?,
             ones_idx: mem.take_poisoned(&stream, z.idx, "msm ones_idx")?,
@@ -232,15 +274,49 @@ impl MsmContext {
         Ok(out)
     }
 
-    /// Records a profiling event named `name` (the kernel just launched), if profiling is on.
+    /// Records a profiling event named `name`, if profiling is on.
     fn mark(&mut self, name: &'static str) -> Result<(), MsmError> {
-        if let Some(events) = &mut self.profile {
-            // Timing events (None would create them with CU_EVENT_DISABLE_TIMING).
-            let flags = kiln_cuda::cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
-            let e = self.stream.context().new_event(Some(flags)).ctx("cuEventCreate")?;
-            e.record(&self.stream).ctx("cuEventRecord")?;
-            events.push((name, e));
+        mark(&mut self.profile, &self.stream, name)
+    }
+
+    /// Fills every scratch buffer with [`kiln_cuda::POISON_BYTE`] (enqueued on the context's
+    /// stream), as at creation, and invalidates the last [`GpuSplit`]. For tests: a later call
+    /// whose kernels skip a value they should write, or read one an earlier call left, then
+    /// gives garbage instead of a plausible result.
+    pub fn poison_scratch(&mut self) -> Result<(), MsmError> {
+        let s = &self.stream;
+        for buf in [&mut self.scalars, &mut self.tail_scalars, &mut self.out] {
+            kiln_cuda::poison(s, &mut **buf)?;
         }
+        for buf in [
+            &mut self.counts,
+            &mut self.offsets,
+            &mut self.cursor,
+            &mut self.sorted,
+            &mut self.head_b,
+            &mut self.tail_b,
+            &mut self.zero_bits,
+            &mut self.one_bits,
+            &mut self.ones_idx,
+            &mut self.others_idx,
+            &mut self.split_counts,
+        ] {
+            kiln_cuda::poison(s, &mut **buf)?;
+        }
+        for buf in [
+            &mut self.buckets,
+            &mut self.head,
+            &mut self.tail,
+            &mut self.segs,
+            &mut self.fan,
+            &mut self.window_sums,
+            &mut self.ones_partials,
+            &mut self.ones_fan,
+            &mut self.ones_sum,
+        ] {
+            kiln_cuda::poison(s, &mut **buf)?;
+        }
+        self.split_id += 1;
         Ok(())
     }
 
@@ -274,84 +350,94 @@ impl MsmContext {
         Ok(())
     }
 
-    /// Device pointer of the scalars of this call (uploading host scalars first).
-    fn scalars_ptr(&mut self, scalars: Scalars<'_>) -> Result<u64, MsmError> {
+    /// Where the scalars of this call are (uploading host scalars first).
+    fn stage<'a>(&mut self, scalars: Scalars<'a>) -> Result<Staged<'a>, MsmError> {
         match scalars {
             Scalars::Host(s) => {
-                if s.is_empty() {
-                    return Ok(ptr(&self.scalars, &self.stream));
+                if !s.is_empty() {
+                    let mut dst = self.scalars.slice_mut(0..4 * s.len());
+                    self.stream.memcpy_htod(Scalar::as_u64s(s), &mut dst).ctx("cuMemcpyHtoDAsync(scalars)")?;
+                    self.mark("upload scalars")?;
                 }
-                let mut dst = self.scalars.slice_mut(0..4 * s.len());
-                self.stream.memcpy_htod(scalar_words(s), &mut dst).ctx("cuMemcpyHtoDAsync(scalars)")?;
-                self.mark("upload scalars")?;
-                Ok(ptr(&self.scalars, &self.stream))
+                Ok(Staged::Uploaded)
             }
-            Scalars::Device(words, n) => Self::device_scalars_ptr(&self.stream, words, 0, n),
-            Scalars::DeviceAt(words, offset, n) => Self::device_scalars_ptr(&self.stream, words, offset, n),
+            Scalars::Device(words, n) => Self::device_scalars(words, 0, n),
+            Scalars::DeviceAt(words, offset, n) => Self::device_scalars(words, offset, n),
         }
     }
 
-    /// Device pointer of scalars `offset .. offset + n` of `words`, checked to lie within it.
-    fn device_scalars_ptr(
-        stream: &Arc<CudaStream>,
-        words: &CudaSlice<u64>,
-        offset: usize,
-        n: usize,
-    ) -> Result<u64, MsmError> {
+    /// Scalars `offset .. offset + n` of `words`, checked to lie within it.
+    fn device_scalars(words: &CudaSlice<u64>, offset: usize, n: usize) -> Result<Staged<'_>, MsmError> {
         if offset.checked_add(n).and_then(|end| end.checked_mul(4)).is_none_or(|w| w > words.len()) {
             return Err(MsmError::InvalidArgument(format!(
                 "device scalars: {} words hold no scalars {offset}..{offset}+{n}",
                 words.len()
             )));
         }
-        Ok(ptr(words, stream) + 32 * offset as u64)
+        Ok(Staged::Device(words.slice(4 * offset..4 * (offset + n))))
     }
 
-    /// Digits → counting sort of (bucket, point) per window, for `n` scalars at `scalars_ptr`
-    /// whose point indices are `map[i]` (or `i` when `map == 0`).
-    fn sort(&mut self, plan: &Plan, scalars_ptr: u64, map: u64) -> Result<(), MsmError> {
+    /// Digits → counting sort of (bucket, point) per window, for the `plan.n` scalars of
+    /// `staged` (point indices `i`), or with `None` of the last split's tail (point indices
+    /// `others_idx[i]`).
+    fn sort(&mut self, plan: &Plan, staged: Option<&Staged<'_>>) -> Result<(), MsmError> {
         let n = u32_of(plan.n, "n")?;
         let (c, w, nb) = (plan.c, u32_of(plan.windows, "windows")?, u32_of(plan.buckets, "buckets")?);
-        let counts = ptr(&self.counts, &self.stream);
-        let offsets = ptr(&self.offsets, &self.stream);
-        let cursor = ptr(&self.cursor, &self.stream);
-        let sorted = ptr(&self.sorted, &self.stream);
-        let mut cview = self.counts.slice_mut(0..plan.windows * plan.buckets);
-        self.stream.memset_zeros(&mut cview).ctx("cuMemsetD8Async(counts)")?;
-        self.mark("memset counts")?;
-        launch!(self, self.k.histogram, grid(plan.n, 1), "msm_histogram"; scalars_ptr, n, c, w, counts);
+        let scalars = match staged {
+            Some(staged) => scalar_view(staged, &self.scalars, plan.n),
+            None => self.tail_scalars.slice(..4 * plan.n),
+        };
+        self.stream
+            .memset_zeros(&mut self.counts.slice_mut(0..plan.windows * plan.buckets))
+            .ctx("cuMemsetD8Async(counts)")?;
+        mark(&mut self.profile, &self.stream, "memset counts")?;
+        launch!(self, histogram, grid(plan.n, 1), "msm_histogram"; &scalars, &n, &c, &w, &mut *self.counts);
         let scan_cfg = LaunchConfig { grid_dim: (w, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
-        launch!(self, self.k.scan, scan_cfg, "msm_scan"; counts, nb, offsets, cursor);
-        launch!(self, self.k.scatter, grid(plan.n, 1), "msm_scatter"; scalars_ptr, map, n, c, w, cursor, sorted);
+        launch!(self, scan, scan_cfg, "msm_scan"; &*self.counts, &nb, &mut *self.offsets, &mut *self.cursor);
+        if staged.is_none() {
+            let map = self.others_idx.slice(..plan.n);
+            launch!(self, scatter, grid(plan.n, 1), "msm_scatter";
+                &scalars, &map, &n, &c, &w, &mut *self.cursor, &mut *self.sorted);
+        } else {
+            launch!(self, scatter, grid(plan.n, 1), "msm_scatter";
+                &scalars, &NULL, &n, &c, &w, &mut *self.cursor, &mut *self.sorted);
+        }
         Ok(())
     }
 
-    /// Buckets → windows → one Jacobian point in `self.out` (+ `extra` XYZZ if non-zero ptr).
-    fn reduce(&mut self, plan: &Plan, bases: &GpuBases, extra: u64) -> Result<Vec<u64>, MsmError> {
-        let s = &self.stream;
+    /// Buckets → windows → one Jacobian point in `self.out`, plus the split's sum of the ones
+    /// (`ones_sum`) when `with_ones`.
+    fn reduce(&mut self, plan: &Plan, bases: &GpuBases, with_ones: bool) -> Result<Vec<u64>, MsmError> {
         let (n, c, w) = (u32_of(plan.n, "n")?, plan.c, u32_of(plan.windows, "windows")?);
         let nb = u32_of(plan.buckets, "buckets")?;
         let (chunk_len, chunks) = (u32_of(plan.chunk_len, "chunk")?, u32_of(plan.chunks, "chunks")?);
         let (seg_len, segs) = (u32_of(plan.segment_len, "segment")?, u32_of(plan.segments, "segments")?);
-        let (bases_p, sorted, offsets) = (ptr(&bases.buf, s), ptr(&self.sorted, s), ptr(&self.offsets, s));
-        let (buckets, head, tail) = (ptr(&self.buckets, s), ptr(&self.head, s), ptr(&self.tail, s));
-        let (head_b, tail_b) = (ptr(&self.head_b, s), ptr(&self.tail_b, s));
-        let (segs_p, fan_p, wsum, out) =
-            (ptr(&self.segs, s), ptr(&self.fan, s), ptr(&self.window_sums, s), ptr(&self.out, s));
-        launch!(self, self.k.accumulate, grid_of(plan.chunks, plan.windows, ACC_BLOCK), "msm_accumulate";
-            bases_p, sorted, offsets, n, nb, w, chunk_len, chunks, buckets, head, tail, head_b, tail_b);
-        launch!(self, self.k.fixup, grid(plan.buckets, plan.windows), "msm_bucket_fixup";
-            offsets, nb, w, chunk_len, chunks, buckets, head, tail);
-        launch!(self, self.k.reduce, grid(plan.segments, plan.windows), "msm_bucket_reduce";
-            buckets, nb, w, seg_len, segs, segs_p);
-        let fan = FAN as u32;
-        launch!(self, self.k.sum_groups, grid(FAN, plan.windows), "msm_sum_groups"; segs_p, fan_p, segs, w, fan);
-        let one = 1u32;
-        launch!(self, self.k.sum_groups, grid(1, plan.windows), "msm_sum_groups"; fan_p, wsum, fan, w, one);
-        launch!(self, self.k.combine, grid(1, 1), "msm_combine"; wsum, w, c, extra, out);
-        let bytes = self.stream.clone_dtoh(&*self.out).ctx("cuMemcpyDtoH(result)")?;
+        launch!(self, accumulate, grid_of(plan.chunks, plan.windows, ACC_BLOCK), "msm_accumulate";
+            &*bases.buf, &*self.sorted, &*self.offsets, &n, &nb, &w, &chunk_len, &chunks,
+            &mut *self.buckets, &mut *self.head, &mut *self.tail, &mut *self.head_b, &mut *self.tail_b);
+        launch!(self, fixup, grid(plan.buckets, plan.windows), "msm_bucket_fixup";
+            &*self.offsets, &nb, &w, &chunk_len, &chunks, &mut *self.buckets, &*self.head, &*self.tail);
+        launch!(self, reduce, grid(plan.segments, plan.windows), "msm_bucket_reduce";
+            &*self.buckets, &nb, &w, &seg_len, &segs, &mut *self.segs);
+        let (fan, one) = (FAN as u32, 1u32);
+        launch!(self, sum_groups, grid(FAN, plan.windows), "msm_sum_groups";
+            &*self.segs, &mut *self.fan, &segs, &w, &fan);
+        launch!(self, sum_groups, grid(1, plan.windows), "msm_sum_groups";
+            &*self.fan, &mut *self.window_sums, &fan, &w, &one);
+        if with_ones {
+            launch!(self, combine, grid(1, 1), "msm_combine";
+                &*self.window_sums, &w, &c, &*self.ones_sum, &mut *self.out);
+        } else {
+            launch!(self, combine, grid(1, 1), "msm_combine"; &*self.window_sums, &w, &c, &NULL, &mut *self.out);
+        }
+        self.result()
+    }
+
+    /// The Jacobian words of `self.out` (waits for the stream).
+    fn result(&self) -> Result<Vec<u64>, MsmError> {
+        let words = self.stream.clone_dtoh(&*self.out).ctx("cuMemcpyDtoH(result)")?;
         check_stream(&self.stream)?;
-        Ok(bytes.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))).collect())
+        Ok(words)
     }
 
     fn check_n(&self, n: usize) -> Result<(), MsmError> {
@@ -372,21 +458,21 @@ impl MsmContext {
             return Ok(vec![0; self.curve.jacobian_bytes() / 8]);
         }
         let plan = self.plan(n);
-        let sp = self.scalars_ptr(scalars)?;
-        self.sort(&plan, sp, 0)?;
-        self.reduce(&plan, bases, 0)
+        let staged = self.stage(scalars)?;
+        self.sort(&plan, Some(&staged))?;
+        self.reduce(&plan, bases, false)
     }
 
     /// Σ scalars[i]·bases[i] in G1.
     pub fn msm_g1(&mut self, bases: &GpuBases, scalars: Scalars<'_>) -> Result<G1Projective, MsmError> {
         self.check_bases(bases, Curve::G1)?;
-        Ok(g1_from_words(&self.msm_raw(bases, scalars)?))
+        point(&self.msm_raw(bases, scalars)?)
     }
 
     /// Σ scalars[i]·bases[i] in G2.
     pub fn msm_g2(&mut self, bases: &GpuBases, scalars: Scalars<'_>) -> Result<G2Projective, MsmError> {
         self.check_bases(bases, Curve::G2)?;
-        Ok(g2_from_words(&self.msm_raw(bases, scalars)?))
+        point(&self.msm_raw(bases, scalars)?)
     }
 
     /// Several scalar vectors over one G1 base set.
@@ -409,31 +495,26 @@ impl MsmContext {
             return Ok(vec![vec![0; self.curve.jacobian_bytes() / 8]; bases.len()]);
         }
         let plan = self.plan(n);
-        let sp = self.scalars_ptr(scalars)?;
-        self.sort(&plan, sp, 0)?;
-        bases.iter().map(|b| self.reduce(&plan, b, 0)).collect()
+        let staged = self.stage(scalars)?;
+        self.sort(&plan, Some(&staged))?;
+        bases.iter().map(|b| self.reduce(&plan, b, false)).collect()
     }
 
     /// One scalar vector over several G1 base sets, sorting the digits once.
     pub fn msm_g1_multi(&mut self, bases: &[&GpuBases], scalars: Scalars<'_>) -> Result<Vec<G1Projective>, MsmError> {
-        Ok(self.multi_raw(bases, scalars)?.iter().map(|w| g1_from_words(w)).collect())
+        self.multi_raw(bases, scalars)?.iter().map(|w| point(w)).collect()
     }
 
     /// One scalar vector over several G2 base sets, sorting the digits once.
     pub fn msm_g2_multi(&mut self, bases: &[&GpuBases], scalars: Scalars<'_>) -> Result<Vec<G2Projective>, MsmError> {
-        Ok(self.multi_raw(bases, scalars)?.iter().map(|w| g2_from_words(w)).collect())
+        self.multi_raw(bases, scalars)?.iter().map(|w| point(w)).collect()
     }
 }
 
-fn fp(w: &[u64]) -> blst::blst_fp {
-    blst::blst_fp { l: w.try_into().expect("6 words") }
-}
-
-fn g1_from_words(w: &[u64]) -> G1Projective {
-    crate::cpu::g1_from_blst(blst::blst_p1 { x: fp(&w[0..6]), y: fp(&w[6..12]), z: fp(&w[12..18]) })
-}
-
-fn g2_from_words(w: &[u64]) -> G2Projective {
-    let f2 = |o: usize| blst::blst_fp2 { fp: [fp(&w[o..o + 6]), fp(&w[o + 6..o + 12])] };
-    crate::cpu::g2_from_blst(blst::blst_p2 { x: f2(0), y: f2(12), z: f2(24) })
+/// The point whose device words (one Jacobian point in kiln-field's layout) are `words`.
+fn point<P: DeviceLayout>(words: &[u64]) -> Result<P, MsmError> {
+    match P::from_u64s(words)?[..] {
+        [p] => Ok(p),
+        _ => Err(MsmError::InvalidArgument(format!("{} words are not one {}", words.len(), P::KERNEL_TYPE))),
+    }
 }

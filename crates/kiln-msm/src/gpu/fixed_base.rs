@@ -24,7 +24,7 @@ pub const WINDOW_BITS: u32 = 13;
 /// Points converted to affine per thread, sharing one field inversion.
 pub const AFFINE_RUN: u32 = 32;
 /// Threads per block: SETUP_BLOCK in kernels/setup/fixed_base.cuh (its `__launch_bounds__`).
-const BLOCK: u32 = 128;
+const BLOCK: u32 = kiln_kernels::setup::BLOCK;
 
 /// Windows of `c` bits covering a 255-bit scalar with signed digits (the top digit's carry
 /// needs the 256th bit: msm.cuh's `for_each_digit`).
@@ -117,12 +117,15 @@ impl FixedBase {
             return Err(MsmError::InvalidArgument(format!("fixed-base capacity {capacity}: 1 to 2^31 - 1 scalars")));
         }
         let stream = device.new_stream()?;
-        let module = format!("setup_{}", curve.suffix());
+        let (mul, to_affine) = match curve {
+            Curve::G1 => (kiln_kernels::setup::g1::FIXED_BASE_MUL, kiln_kernels::setup::g1::FIXED_BASE_TO_AFFINE),
+            Curve::G2 => (kiln_kernels::setup::g2::FIXED_BASE_MUL, kiln_kernels::setup::g2::FIXED_BASE_TO_AFFINE),
+        };
         let mut table = mem.take::<u64>(&stream, table_words.len(), "fixed-base table")?;
         stream.memcpy_htod(table_words, &mut *table).ctx("cuMemcpyHtoDAsync(fixed-base table)")?;
         let fb = FixedBase {
-            mul: device.function(&module, &format!("fixed_base_mul_{}", curve.suffix()))?,
-            to_affine: device.function(&module, &format!("fixed_base_to_affine_{}", curve.suffix()))?,
+            mul: device.kernel(mul)?,
+            to_affine: device.kernel(to_affine)?,
             table,
             scalars: mem.take_poisoned(&stream, capacity * Scalar::WORDS, "fixed-base scalars")?,
             xyzz: mem.take_poisoned(&stream, capacity * curve.xyzz_bytes(), "fixed-base xyzz")?,

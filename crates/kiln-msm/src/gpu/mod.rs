@@ -27,6 +27,8 @@ pub use context::{GpuSplit, MsmContext};
 pub use fixed_base::{FixedBase, fixed_base_bytes};
 pub use plan::{Plan, scratch_bytes, window_bits};
 
+use kiln_field::{DeviceLayout, Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective};
+
 /// Which group an MSM runs in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Curve {
@@ -36,28 +38,31 @@ pub enum Curve {
     G2,
 }
 
+/// Sizes come from kiln-field's [`DeviceLayout`]: the host types' bytes are the kernels'.
 impl Curve {
-    /// Bytes of one Fp (G1) or Fp2 (G2) element.
+    /// Bytes of one coordinate: Fp (G1) or Fp2 (G2).
     pub(crate) const fn field_bytes(self) -> usize {
-        match self {
-            Curve::G1 => 48,
-            Curve::G2 => 96,
+        8 * match self {
+            Curve::G1 => Fp::WORDS,
+            Curve::G2 => Fp2::WORDS,
         }
     }
-    /// Bytes of one affine base.
+    /// Bytes of one affine base (`G1Affine` / `G2Affine`).
     pub const fn affine_bytes(self) -> usize {
-        2 * self.field_bytes()
+        8 * match self {
+            Curve::G1 => G1Affine::WORDS,
+            Curve::G2 => G2Affine::WORDS,
+        }
     }
+    /// Bytes of one XYZZ point (the buckets' form; no host type has it).
     pub(crate) const fn xyzz_bytes(self) -> usize {
         4 * self.field_bytes()
     }
+    /// Bytes of one Jacobian point (`G1Projective` / `G2Projective`: an MSM's result).
     pub(crate) const fn jacobian_bytes(self) -> usize {
-        3 * self.field_bytes()
-    }
-    pub(crate) const fn suffix(self) -> &'static str {
-        match self {
-            Curve::G1 => "g1",
-            Curve::G2 => "g2",
+        8 * match self {
+            Curve::G1 => G1Projective::WORDS,
+            Curve::G2 => G2Projective::WORDS,
         }
     }
 }

@@ -11,7 +11,7 @@ use crate::error::Groth16Error;
 /// `cuLaunchKernel` refuses it (CUDA_ERROR_INVALID_VALUE) and nothing runs. A real driver
 /// error on the proof's own stream, and not a sticky one: the context stays usable.
 pub(super) fn refused_launch(device: &Device, stream: &Arc<CudaStream>) -> Groth16Error {
-    let f = match device.function("smoke_smoke", "smoke_mul_add_u64") {
+    let f = match device.kernel(kiln_kernels::smoke::MUL_ADD_U64) {
         Ok(f) => f,
         Err(e) => return e.into(),
     };

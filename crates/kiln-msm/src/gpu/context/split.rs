@@ -5,7 +5,7 @@ use blstrs::{G1Projective, G2Projective};
 use kiln_cuda::cudarc::driver::PushKernelArg;
 use kiln_cuda::{CudaResultExt, check_stream};
 
-use super::{MsmContext, g1_from_words, g2_from_words, grid, ptr, u32_of};
+use super::{MsmContext, NULL, grid, mark, point, scalar_view, u32_of};
 use crate::MsmError;
 use crate::gpu::Curve;
 use crate::gpu::bases::{GpuBases, Scalars};
@@ -35,27 +35,22 @@ impl MsmContext {
         if n == 0 {
             return Ok(GpuSplit { n, ones: 0, others: 0, id: self.split_id });
         }
-        let sp = self.scalars_ptr(scalars)?;
-        let s = &self.stream;
+        let staged = self.stage(scalars)?;
         let n32 = u32_of(n, "n")?;
-        let (zb, ob, oi, xi, cnt) = (
-            ptr(&self.zero_bits, s),
-            ptr(&self.one_bits, s),
-            ptr(&self.ones_idx, s),
-            ptr(&self.others_idx, s),
-            ptr(&self.split_counts, s),
-        );
         self.stream.memset_zeros(&mut *self.split_counts).ctx("cuMemsetD8Async(split counts)")?;
-        launch!(self, self.k.classify, grid(n, 1), "msm_classify"; sp, n32, zb, ob, oi, xi, cnt);
+        let sv = scalar_view(&staged, &self.scalars, n);
+        launch!(self, classify, grid(n, 1), "msm_classify";
+            &sv, &n32, &mut *self.zero_bits, &mut *self.one_bits, &mut *self.ones_idx, &mut *self.others_idx,
+            &mut *self.split_counts);
         let counts = self.stream.clone_dtoh(&*self.split_counts).ctx("cuMemcpyDtoH(split counts)")?;
         check_stream(&self.stream)?;
         let (ones, others) = (counts[0] as usize, counts[1] as usize);
         if ones + others > n {
             return Err(MsmError::InvalidArgument(format!("split counts {ones} + {others} > {n}: kernel bug")));
         }
-        let tail = ptr(&self.tail_scalars, &self.stream);
-        let cnt1 = cnt + 4; // &counts[1]
-        launch!(self, self.k.gather, grid(others, 1), "msm_gather_scalars"; sp, xi, cnt1, tail);
+        let others_count = self.split_counts.slice(1..2);
+        launch!(self, gather, grid(others, 1), "msm_gather_scalars";
+            &sv, &*self.others_idx, &others_count, &mut *self.tail_scalars);
         Ok(GpuSplit { n, ones, others, id: self.split_id })
     }
 
@@ -84,43 +79,37 @@ impl MsmContext {
         if bases.n != split.n {
             return Err(MsmError::LengthMismatch { bases: bases.n, scalars: split.n });
         }
-        let s = &self.stream;
-        let (bp, oi, cnt) = (ptr(&bases.buf, s), ptr(&self.ones_idx, s), ptr(&self.split_counts, s));
-        let (parts, fan_p, sum) = (ptr(&self.ones_partials, s), ptr(&self.ones_fan, s), ptr(&self.ones_sum, s));
-        let p = ONES_THREADS as u32;
-        launch!(self, self.k.sum_indexed, grid(ONES_THREADS, 1), "msm_sum_indexed"; bp, oi, cnt, p, parts);
-        let (fan, one) = (FAN as u32, 1u32);
-        launch!(self, self.k.sum_groups, grid(FAN, 1), "msm_sum_groups"; parts, fan_p, p, one, fan);
-        launch!(self, self.k.sum_groups, grid(1, 1), "msm_sum_groups"; fan_p, sum, fan, one, one);
+        if split.ones == 0 && split.others == 0 {
+            // Every scalar is 0 (or there is none): the identity. Not left to the kernels: an
+            // empty split never wrote the device counts they would read.
+            return Ok(vec![0; self.curve.jacobian_bytes() / 8]);
+        }
+        let (p, fan, one) = (ONES_THREADS as u32, FAN as u32, 1u32);
+        launch!(self, sum_indexed, grid(ONES_THREADS, 1), "msm_sum_indexed";
+            &*bases.buf, &*self.ones_idx, &*self.split_counts, &p, &mut *self.ones_partials);
+        launch!(self, sum_groups, grid(FAN, 1), "msm_sum_groups";
+            &*self.ones_partials, &mut *self.ones_fan, &p, &one, &fan);
+        launch!(self, sum_groups, grid(1, 1), "msm_sum_groups"; &*self.ones_fan, &mut *self.ones_sum, &fan, &one, &one);
         if split.others == 0 {
             // Only the ones: combine one "window" holding their sum.
-            let (c, w) = (1u32, 1u32);
-            let (zero, out) = (0u64, ptr(&self.out, &self.stream));
-            launch!(self, self.k.combine, grid(1, 1), "msm_combine"; sum, w, c, zero, out);
-            let bytes = self.stream.clone_dtoh(&*self.out).ctx("cuMemcpyDtoH(result)")?;
-            check_stream(&self.stream)?;
-            return Ok(bytes.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))).collect());
+            launch!(self, combine, grid(1, 1), "msm_combine"; &*self.ones_sum, &one, &one, &NULL, &mut *self.out);
+            return self.result();
         }
         let plan = self.plan(split.others);
-        let tail = ptr(&self.tail_scalars, &self.stream);
-        self.sort(&plan, tail, oi_others(self))?;
-        self.reduce(&plan, bases, sum)
+        self.sort(&plan, None)?;
+        self.reduce(&plan, bases, true)
     }
 
     /// Σ scalars[i]·bases[i] in G1 through a split: batch sum of the bases whose scalar is 1
     /// plus the MSM of the compacted tail (bases gathered by index, never copied).
     pub fn msm_g1_split(&mut self, bases: &GpuBases, split: &GpuSplit) -> Result<G1Projective, MsmError> {
         self.check_bases(bases, Curve::G1)?;
-        Ok(g1_from_words(&self.split_raw(bases, split)?))
+        point(&self.split_raw(bases, split)?)
     }
 
     /// The G2 form of [`Self::msm_g1_split`].
     pub fn msm_g2_split(&mut self, bases: &GpuBases, split: &GpuSplit) -> Result<G2Projective, MsmError> {
         self.check_bases(bases, Curve::G2)?;
-        Ok(g2_from_words(&self.split_raw(bases, split)?))
+        point(&self.split_raw(bases, split)?)
     }
-}
-
-fn oi_others(ctx: &MsmContext) -> u64 {
-    ptr(&ctx.others_idx, &ctx.stream)
 }
