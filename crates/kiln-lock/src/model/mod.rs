@@ -54,6 +54,21 @@ pub struct Scenario {
     /// Under lanes: worker 0 takes the device exclusively (synchronize + trim, a re-plan)
     /// after every `n`-th of its partitions.
     pub replan_every: Option<usize>,
+    /// kiln-sched's schedule: a shared pool of CPU threads makes every partition's `prep` (the
+    /// witness) into a bounded queue, and workers take ready witnesses from it instead of
+    /// preparing their own. `None`: each worker preps its own partitions in turn.
+    pub witness_stage: Option<WitnessStage>,
+}
+
+/// The CPU stage of kiln-sched's orchestrator: `cpu_threads` threads make witnesses (one
+/// partition's `prep` each, in the order workers take them), a thread with a finished witness
+/// waits while `queue_depth` witnesses already wait in the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WitnessStage {
+    /// Threads making witnesses.
+    pub cpu_threads: usize,
+    /// Finished witnesses that may wait for a worker.
+    pub queue_depth: usize,
 }
 
 impl Scenario {
@@ -72,7 +87,26 @@ impl Scenario {
             release_threshold: 0,
             retry_after: 100 * MS,
             replan_every: None,
+            witness_stage: None,
         }
+    }
+
+    /// kiln-sched's schedule on one device: `jobs` partitions spread over `workers` proving
+    /// workers (round robin, as a shared queue hands them out when partitions are alike), their
+    /// witnesses made by `stage`.
+    pub fn orchestrated(
+        capacity: u64,
+        bytes_per_worker: u64,
+        workers: usize,
+        jobs: usize,
+        partition: Partition,
+        stage: WitnessStage,
+    ) -> Self {
+        let per = |w: usize| jobs / workers + usize::from(w < jobs % workers);
+        let mut s = Scenario::uniform(capacity, bytes_per_worker, workers, 0, partition);
+        s.work = (0..workers).map(|w| vec![partition; per(w)]).collect();
+        s.witness_stage = Some(stage);
+        s
     }
 
     /// ARCHITECTURE.md §1: three workers of 12 GiB, ten §1 partitions each, on a card of `card_gib`.
@@ -177,6 +211,8 @@ pub enum SimError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Step {
     Cpu(Micros),
+    /// Take a ready witness from the witness stage (blocks until one is queued).
+    TakeWitness,
     Enter(Section),
     Leave(Section),
     Synchronize,
@@ -227,7 +263,7 @@ fn program(scenario: &Scenario, w: WorkerId, strategy: MemoryStrategy, lanes: Op
         ]);
     }
     for (i, part) in scenario.work[w].iter().enumerate() {
-        p.push(Step::Cpu(part.prep));
+        p.push(if scenario.witness_stage.is_some() { Step::TakeWitness } else { Step::Cpu(part.prep) });
         let retry = p.len();
         p.push(Step::Enter(Section::Memory));
         match strategy {
@@ -262,6 +298,62 @@ struct Sim<'a, P> {
     workers: Vec<Worker>,
     report: Report,
     retries: u32,
+    stage: Option<Stage>,
+}
+
+/// The witness stage in simulated time.
+struct Stage {
+    /// Each thread: making a witness until the given time, holding a finished one (waiting
+    /// for room in the queue), or idle.
+    threads: Vec<Producer>,
+    queued: usize,
+    queue_depth: usize,
+    /// The `prep` of each witness still to start, in the order they are made.
+    to_make: std::collections::VecDeque<Micros>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Producer {
+    Idle,
+    Making(Micros),
+    Holding,
+}
+
+impl Stage {
+    fn new(scenario: &Scenario, s: WitnessStage) -> Stage {
+        // Witnesses are taken in time order across workers; with alike partitions the order
+        // of their preps does not matter, so take them worker by worker.
+        let to_make = scenario.work.iter().flatten().map(|p| p.prep).collect();
+        Stage { threads: vec![Producer::Idle; s.cpu_threads.max(1)], queued: 0, queue_depth: s.queue_depth, to_make }
+    }
+
+    /// Moves every thread as far as it can at `now`; whether anything changed.
+    fn advance(&mut self, now: Micros) -> bool {
+        let mut changed = false;
+        for t in 0..self.threads.len() {
+            loop {
+                let next = match self.threads[t] {
+                    Producer::Making(until) if until <= now => Producer::Holding,
+                    Producer::Holding if self.queued < self.queue_depth => {
+                        self.queued += 1;
+                        Producer::Idle
+                    }
+                    Producer::Idle => match self.to_make.pop_front() {
+                        Some(d) => Producer::Making(now + d),
+                        None => break,
+                    },
+                    _ => break,
+                };
+                self.threads[t] = next;
+                changed = true;
+            }
+        }
+        changed
+    }
+
+    fn next_wake(&self) -> Option<Micros> {
+        self.threads.iter().filter_map(|p| if let Producer::Making(t) = p { Some(*t) } else { None }).min()
+    }
 }
 
 const MAX_NOTES: usize = 8;
@@ -336,6 +428,15 @@ impl<P: LockPolicy> Sim<'_, P> {
         let mut next = self.workers[w].pc + 1;
         match step {
             Step::Cpu(d) => self.workers[w].state = State::Sleep(now + d),
+            Step::TakeWitness => {
+                let stage = self.stage.as_mut().expect("TakeWitness only with a witness stage");
+                if stage.queued == 0 {
+                    self.workers[w].state = State::Blocked;
+                    return Ok(!was_blocked);
+                }
+                stage.queued -= 1;
+                self.workers[w].state = State::Ready;
+            }
             Step::Enter(section) => {
                 if !self.policy.try_enter(w, section)? {
                     self.workers[w].state = State::Blocked;
@@ -460,11 +561,13 @@ pub fn run<P: LockPolicy>(scenario: &Scenario, policy: P) -> Result<Report, SimE
         device: DeviceModel::new(scenario.capacity, streams, scenario.release_threshold),
         workers,
         retries: 0,
+        stage: scenario.witness_stage.map(|s| Stage::new(scenario, s)),
     };
     loop {
         // Let every worker act until nobody can at this instant, lowest index first.
         loop {
-            let mut any = false;
+            let now = sim.device.now();
+            let mut any = sim.stage.as_mut().is_some_and(|s| s.advance(now));
             for w in 0..sim.workers.len() {
                 while sim.step(w)? {
                     any = true;
@@ -482,6 +585,7 @@ pub fn run<P: LockPolicy>(scenario: &Scenario, policy: P) -> Result<Report, SimE
             .iter()
             .filter_map(|w| if let State::Sleep(t) = w.state { Some(t) } else { None })
             .chain(sim.device.next_completion())
+            .chain(sim.stage.as_ref().and_then(Stage::next_wake))
             .min();
         match wake {
             Some(t) => sim.device.advance_to(t),
