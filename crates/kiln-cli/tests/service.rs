@@ -4,42 +4,18 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use kiln_groth16::circuits::{Builtin, Kind};
 use kiln_groth16::{Check, Parameters, PreparedVerifyingKey, Proof, verify_proof};
 use kiln_service::{Address, BuiltinWitness, Client, JobId, JobRequest, JobState, Priority, SqliteStore, Store};
 
+mod common;
+
+use common::{Scratch, kiln};
+
 const LOG_SIZE: u32 = 6;
-
-/// A fresh folder per test.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("kiln-service-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("scratch folder");
-        Scratch(dir)
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn kiln() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_kiln"));
-    c.env_remove("RUST_LOG").env_remove("NO_COLOR").stdin(Stdio::null());
-    c
-}
 
 fn kiln_out(args: &[&str]) -> Output {
     kiln().args(args).output().expect("kiln runs")
@@ -138,7 +114,7 @@ fn runtime() -> tokio::runtime::Runtime {
 
 #[test]
 fn killed_mid_batch_and_restarted_every_job_completes_once() {
-    let dir = Scratch::new("kill");
+    let dir = Scratch::new("service-kill");
     let params = setup_params(&dir);
     let socket = dir.path("kiln.sock");
     let sock = socket.to_str().expect("utf-8 path").to_string();
@@ -211,7 +187,7 @@ fn killed_mid_batch_and_restarted_every_job_completes_once() {
 
 #[test]
 fn client_commands_and_the_tcp_token() {
-    let dir = Scratch::new("cli");
+    let dir = Scratch::new("service-cli");
     let params = setup_params(&dir);
     let token = dir.path("token");
     std::fs::write(&token, "a3f1c9e2b7d40a5f6e8c1b2d3a4f5e6d\n").expect("token");

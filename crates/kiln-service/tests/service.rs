@@ -69,6 +69,10 @@ impl Place {
         self.dir.path().join("kiln.sock")
     }
 
+    async fn client(&self) -> Client {
+        Client::connect(&Address::Unix(self.socket())).await.expect("connect")
+    }
+
     fn start(&self, config: ServiceConfig) -> Service {
         let store = Arc::new(SqliteStore::open(&self.db()).expect("open the store"));
         let files = BTreeMap::from([(PARAMS.to_string(), self.dir.path().join("porep6.params"))]);
@@ -102,6 +106,17 @@ fn serve(
             .expect("serve");
     });
     (addr, stop)
+}
+
+/// A service started in `place` and served on its unix socket.
+fn served(
+    place: &Place,
+    config: ServiceConfig,
+) -> (tokio::runtime::Runtime, Arc<Service>, tokio::sync::oneshot::Sender<()>) {
+    let rt = runtime();
+    let service = Arc::new(place.start(config));
+    let (_, stop) = serve(&rt, &service, Listen::Unix(place.socket()));
+    (rt, service, stop)
 }
 
 fn config(workers: usize, queue_limit: u64, paused: bool) -> ServiceConfig {
@@ -217,12 +232,9 @@ fn priorities_order_the_queue() {
 #[test]
 fn high_priority_jobs_overtake_a_running_batch() {
     let place = Place::new();
-    let rt = runtime();
-    let service = Arc::new(place.start(config(1, 1000, false)));
-    let socket = place.socket();
-    let (_, _stop) = serve(&rt, &service, Listen::Unix(socket.clone()));
+    let (rt, _service, _stop) = served(&place, config(1, 1000, false));
     rt.block_on(async {
-        let mut client = Client::connect(&Address::Unix(socket)).await.expect("connect");
+        let mut client = place.client().await;
         let mut lows = Vec::new();
         for seed in 0..30 {
             lows.push(client.submit(&request(seed, Priority::Low)).await.expect("submit").0);
@@ -257,12 +269,9 @@ fn high_priority_jobs_overtake_a_running_batch() {
 #[test]
 fn a_full_queue_says_busy_and_when_to_retry() {
     let place = Place::new();
-    let rt = runtime();
-    let service = Arc::new(place.start(config(1, 3, true)));
-    let socket = place.socket();
-    let (_, _stop) = serve(&rt, &service, Listen::Unix(socket.clone()));
+    let (rt, service, _stop) = served(&place, config(1, 3, true));
     rt.block_on(async {
-        let mut client = Client::connect(&Address::Unix(socket)).await.expect("connect");
+        let mut client = place.client().await;
         let keyed = JobRequest { idempotency_key: Some("first".into()), ..request(0, Priority::Low) };
         let (first, _) = client.submit(&keyed).await.expect("submit");
         for seed in 1..3 {
@@ -299,12 +308,9 @@ fn a_full_queue_says_busy_and_when_to_retry() {
 #[test]
 fn malformed_requests_get_typed_errors_and_change_nothing() {
     let place = Place::new();
-    let rt = runtime();
-    let service = Arc::new(place.start(config(1, 1000, false)));
-    let socket = place.socket();
-    let (_, _stop) = serve(&rt, &service, Listen::Unix(socket.clone()));
+    let (rt, _service, _stop) = served(&place, config(1, 1000, false));
     rt.block_on(async {
-        let mut client = Client::connect(&Address::Unix(socket.clone())).await.expect("connect");
+        let mut client = place.client().await;
         let good = request(1, Priority::Normal);
         let past = SystemTime::now() - Duration::from_secs(1);
         let cases = [
@@ -326,6 +332,7 @@ fn malformed_requests_get_typed_errors_and_change_nothing() {
             }
         }
         // A priority value no client library would send, through the raw gRPC client.
+        let socket = place.socket();
         let channel = tonic::transport::Endpoint::from_static("http://localhost")
             .connect_with_connector(tower::service_fn(move |_| {
                 let socket = socket.clone();
@@ -406,7 +413,7 @@ fn restart_resumes_queued_jobs_and_keeps_finished_proofs() {
     let rt = runtime();
     let (_, stop) = serve(&rt, &Arc::new(service), Listen::Unix(place.socket()));
     let proofs: Vec<Vec<u8>> = rt.block_on(async {
-        let mut client = Client::connect(&Address::Unix(place.socket())).await.expect("connect");
+        let mut client = place.client().await;
         let mut proofs = Vec::new();
         for &j in &first {
             proofs.push(client.wait(j).await.expect("wait").proof.expect("proof"));
@@ -430,7 +437,7 @@ fn restart_resumes_queued_jobs_and_keeps_finished_proofs() {
     let service = Arc::new(service);
     let (_, _stop) = serve(&rt, &service, Listen::Unix(place.socket()));
     rt.block_on(async {
-        let mut client = Client::connect(&Address::Unix(place.socket())).await.expect("connect");
+        let mut client = place.client().await;
         for (i, &j) in first.iter().enumerate() {
             let s = client.status(j).await.expect("status");
             assert_eq!((s.state, s.attempts), (JobState::Done, 1), "job {j} was proved once");
@@ -447,12 +454,9 @@ fn restart_resumes_queued_jobs_and_keeps_finished_proofs() {
 #[test]
 fn cancel_deadline_and_params_lifecycle() {
     let place = Place::new();
-    let rt = runtime();
-    let service = Arc::new(place.start(config(1, 1000, true)));
-    let socket = place.socket();
-    let (_, _stop) = serve(&rt, &service, Listen::Unix(socket.clone()));
+    let (rt, service, _stop) = served(&place, config(1, 1000, true));
     rt.block_on(async {
-        let mut client = Client::connect(&Address::Unix(socket)).await.expect("connect");
+        let mut client = place.client().await;
         let (a, _) = client.submit(&request(1, Priority::Normal)).await.expect("submit");
         let (b, _) = client.submit(&request(2, Priority::Normal)).await.expect("submit");
         let soon = SystemTime::now() + Duration::from_millis(200);
