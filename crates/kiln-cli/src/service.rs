@@ -69,6 +69,10 @@ pub struct ServeArgs {
     /// Claims of one job without a result (its host died each time) before it fails as abandoned.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
     max_attempts: u32,
+    /// Also serve `GET /metrics` (Prometheus text) over plain HTTP at this address (no
+    /// token: bind it where only the scraper reaches, e.g. 127.0.0.1:9464).
+    #[arg(long)]
+    metrics_addr: Option<SocketAddr>,
     /// Load every parameter set at start (else on first use).
     #[arg(long)]
     preload: bool,
@@ -200,17 +204,28 @@ pub fn serve(args: &ServeArgs) -> CmdResult {
         }
     }
     let rt = runtime()?;
-    let served = rt.block_on(async {
-        let bound = listen.bind().await?;
-        match &listen {
-            Listen::Unix(path) => eprintln!("kiln serve: listening on unix socket {}", path.display()),
-            Listen::Tcp { .. } => {
-                let addr = bound.tcp_addr().map_or_else(|| "?".into(), |a| a.to_string());
-                eprintln!("kiln serve: listening on tcp {addr} (bearer token required)");
+    let served =
+        rt.block_on(async {
+            let bound = listen.bind().await?;
+            match &listen {
+                Listen::Unix(path) => eprintln!("kiln serve: listening on unix socket {}", path.display()),
+                Listen::Tcp { .. } => {
+                    let addr = bound.tcp_addr().map_or_else(|| "?".into(), |a| a.to_string());
+                    eprintln!("kiln serve: listening on tcp {addr} (bearer token required)");
+                }
             }
-        }
-        service.serve(bound, stop_signal()).await
-    });
+            let Some(addr) = args.metrics_addr else { return service.serve(bound, stop_signal()).await };
+            let metrics = tokio::net::TcpListener::bind(addr).await.map_err(|source| {
+                kiln_service::ServeError::Listen { address: addr.to_string(), op: "bind (--metrics-addr)", source }
+            })?;
+            let bound_addr = metrics.local_addr().map_or_else(|_| addr.to_string(), |a| a.to_string());
+            eprintln!("kiln serve: GET /metrics on http://{bound_addr}/metrics");
+            // The metrics server runs until the gRPC server stops (on the signal).
+            tokio::select! {
+                served = service.serve(bound, stop_signal()) => served,
+                metrics = service.serve_metrics(metrics, std::future::pending()) => metrics,
+            }
+        });
     eprintln!("kiln serve: stopping (jobs being proved finish first)");
     service.shutdown();
     Ok(served?)

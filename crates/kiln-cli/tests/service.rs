@@ -193,9 +193,10 @@ fn client_commands_and_the_tcp_token() {
     std::fs::write(&token, "a3f1c9e2b7d40a5f6e8c1b2d3a4f5e6d\n").expect("token");
     let wrong = dir.path("wrong");
     std::fs::write(&wrong, "00000000000000000000000000000000\n").expect("token");
-    let server =
-        Server::start(&dir, "tcp", &["--tcp", "127.0.0.1:0", "--token-file", token.to_str().expect("utf-8 path")]);
-    let log = server.log();
+    let token_arg = token.to_str().expect("utf-8 path");
+    let extra = ["--tcp", "127.0.0.1:0", "--token-file", token_arg, "--metrics-addr", "127.0.0.1:0"];
+    let server = Server::start(&dir, "tcp", &extra);
+    let log = server.wait_for("GET /metrics on");
     let addr = log
         .lines()
         .find_map(|l| l.split("listening on tcp ").nth(1)?.split_whitespace().next())
@@ -252,6 +253,22 @@ fn client_commands_and_the_tcp_token() {
     let out = kiln().args(&args).output().expect("kiln runs");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("kiln_jobs{state=\"done\",priority=\"high\"} 1"), "{text}");
+    // The same over plain HTTP, as Prometheus scrapes it.
+    let url =
+        log.lines().find_map(|l| l.split("GET /metrics on http://").nth(1)).expect("the metrics address is printed");
+    let http_addr = url.trim_end_matches("/metrics");
+    let answer = {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(http_addr).expect("connect");
+        write!(stream, "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").expect("send");
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).expect("read");
+        answer
+    };
+    assert!(
+        answer.starts_with("HTTP/1.1 200") && answer.contains("kiln_jobs{state=\"done\",priority=\"high\"} 1"),
+        "{answer}"
+    );
 
     // A second service on the same database is refused (one service per SQLite file).
     let out = kiln()

@@ -330,3 +330,74 @@ impl Proving for Api {
 pub(crate) fn deadline_ms(deadline: Option<SystemTime>) -> u64 {
     deadline.map_or(0, unix_ms)
 }
+
+/// The content type of Prometheus' OpenMetrics text.
+const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+impl Service {
+    /// Serves `GET /metrics` (the text of [`Service::metrics_text`]) over plain HTTP/1.1 on
+    /// `listener` until `shutdown` completes, for a Prometheus scraper. There is no token on
+    /// this endpoint: bind it to an address only the scraper reaches (e.g. 127.0.0.1).
+    ///
+    /// # Errors
+    /// None after the listener is bound: a failed connection is logged and the others go on.
+    pub async fn serve_metrics(
+        &self,
+        listener: TcpListener,
+        shutdown: impl std::future::Future<Output = ()> + Send,
+    ) -> Result<(), ServeError> {
+        tracing::info!(addr = ?listener.local_addr().ok(), "serving GET /metrics over HTTP");
+        let mut shutdown = std::pin::pin!(shutdown);
+        loop {
+            let (stream, peer) = tokio::select! {
+                _ = &mut shutdown => return Ok(()),
+                accepted = listener.accept() => match accepted {
+                    Ok(a) => a,
+                    Err(e) => {
+                        tracing::warn!("accepting a metrics connection failed: {e}");
+                        continue;
+                    }
+                },
+            };
+            let shared = self.shared.clone();
+            tokio::spawn(async move {
+                let answer = hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                    let shared = shared.clone();
+                    async move { Ok::<_, std::convert::Infallible>(metrics_response(shared, &request).await) }
+                });
+                let io = hyper_util::rt::TokioIo::new(stream);
+                if let Err(e) = hyper::server::conn::http1::Builder::new().serve_connection(io, answer).await {
+                    tracing::debug!(%peer, "metrics connection ended: {e}");
+                }
+            });
+        }
+    }
+}
+
+/// The answer to one HTTP request: the metrics for `GET /metrics`, 404 or 405 otherwise.
+async fn metrics_response(
+    shared: Arc<Shared>,
+    request: &hyper::Request<hyper::body::Incoming>,
+) -> hyper::Response<http_body_util::Full<bytes::Bytes>> {
+    let reply = |status: u16, content_type: &'static str, body: String| {
+        let mut response = hyper::Response::new(http_body_util::Full::new(bytes::Bytes::from(body)));
+        *response.status_mut() =
+            hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
+        response
+            .headers_mut()
+            .insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static(content_type));
+        response
+    };
+    if request.uri().path() != "/metrics" {
+        return reply(404, "text/plain", "not found: the metrics are at /metrics\n".into());
+    }
+    if request.method() != hyper::Method::GET && request.method() != hyper::Method::HEAD {
+        return reply(405, "text/plain", "method not allowed: GET /metrics\n".into());
+    }
+    let text = tokio::task::spawn_blocking(move || Service::view(shared).metrics_text()).await;
+    match text {
+        Ok(Ok(text)) => reply(200, OPENMETRICS, text),
+        Ok(Err(e)) => reply(500, "text/plain", format!("{e}\n")),
+        Err(e) => reply(500, "text/plain", format!("the metrics handler failed: {e}\n")),
+    }
+}

@@ -485,3 +485,37 @@ fn cancel_deadline_and_params_lifecycle() {
         assert_eq!(client.cancel(a).await.expect("cancel"), (false, JobState::Done));
     });
 }
+
+/// One plain HTTP/1.1 request; the whole answer.
+fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").expect("send");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("read");
+    answer
+}
+
+#[test]
+fn metrics_over_http() {
+    let place = Place::new();
+    let (rt, service, _stop) = served(&place, config(1, 1000, false));
+    let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let metrics = service.clone();
+    rt.spawn(async move { metrics.serve_metrics(listener, std::future::pending()).await });
+    let job = rt.block_on(async {
+        let mut client = place.client().await;
+        let (job, _) = client.submit(&request(9, Priority::Low)).await.expect("submit");
+        client.wait(job).await.expect("wait")
+    });
+    assert_eq!(job.state, JobState::Done);
+    let answer = http_get(addr, "/metrics");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("application/openmetrics-text"), "{answer}");
+    assert_eq!(
+        metric(answer.split("\r\n\r\n").nth(1).expect("a body"), "kiln_jobs{state=\"done\",priority=\"low\"}"),
+        1
+    );
+    assert!(http_get(addr, "/").starts_with("HTTP/1.1 404"));
+}
