@@ -9,8 +9,8 @@ use std::time::{Duration, SystemTime};
 use kiln_groth16::Check;
 use kiln_sched::{Config, SharedProver};
 use kiln_service::{
-    Address, BuiltinWitness, Circuits, Client, JobInfo, JobRequest, Listen, ParamsSets, Priority, ProverFactory,
-    Service, ServiceConfig, SqliteStore, Token,
+    Address, BuiltinWitness, Circuits, Client, JobInfo, JobRequest, Listen, ParamsSets, PostgresStore, Priority,
+    ProverFactory, Service, ServiceConfig, SqliteStore, Store, Token,
 };
 use serde_json::json;
 
@@ -43,7 +43,10 @@ pub struct ServeArgs {
     /// first use (or at start with --preload) and kept.
     #[arg(long = "params", value_name = "ID=FILE", value_parser = parse_params, required = true)]
     params: Vec<(String, PathBuf)>,
-    /// The job database: an SQLite file (created if missing; one service per file).
+    /// The job database: an SQLite file (created if missing; one service per file), or a
+    /// Postgres URL (postgres://user:password@host:port/db, no TLS) that several services
+    /// share as one queue (a password in the URL shows in the process list: prefer a login
+    /// that needs none on the database host).
     #[arg(long, default_value = "kiln-jobs.db")]
     db: String,
     /// The unix socket to listen on (mode 0600; no token). Ignored with --tcp.
@@ -168,11 +171,6 @@ fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
 
 /// `kiln serve`: runs until SIGINT or SIGTERM, then finishes the jobs being proved and stops.
 pub fn serve(args: &ServeArgs) -> CmdResult {
-    if args.db.starts_with("postgres://") || args.db.starts_with("postgresql://") {
-        return Err(CliError::Unsupported(
-            "--db postgres://: the shared Postgres store is not built yet; give an SQLite file path".into(),
-        ));
-    }
     let listen = match (args.tcp, &args.token_file) {
         (Some(addr), Some(file)) => Listen::Tcp { addr, token: Token::from_file(file)? },
         _ => Listen::Unix(args.socket.clone()),
@@ -183,7 +181,11 @@ pub fn serve(args: &ServeArgs) -> CmdResult {
             return Err(CliError::Unsupported(format!("--params {id}=...: the id {id:?} is given twice")));
         }
     }
-    let store = Arc::new(SqliteStore::open(std::path::Path::new(&args.db))?);
+    let store: Arc<dyn Store> = if args.db.starts_with("postgres://") || args.db.starts_with("postgresql://") {
+        Arc::new(PostgresStore::connect(&args.db)?)
+    } else {
+        Arc::new(SqliteStore::open(std::path::Path::new(&args.db))?)
+    };
     let backend = args.backend.clone();
     let factory: ProverFactory = Arc::new(move |params| {
         let prover = backend.prover(params, false)?;

@@ -3,114 +3,14 @@
 #![cfg(unix)]
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
-use kiln_groth16::circuits::{Builtin, Kind};
-use kiln_groth16::{Check, Parameters, PreparedVerifyingKey, Proof, verify_proof};
-use kiln_service::{Address, BuiltinWitness, Client, JobId, JobRequest, JobState, Priority, SqliteStore, Store};
+use kiln_service::{Address, Client, JobId, JobState, Priority, SqliteStore, Store};
 
 mod common;
 
+use common::service::{Server, kiln_out, request, runtime, setup_params, verifies};
 use common::{Scratch, kiln};
-
-const LOG_SIZE: u32 = 6;
-
-fn kiln_out(args: &[&str]) -> Output {
-    kiln().args(args).output().expect("kiln runs")
-}
-
-/// A `kiln serve` child, killed (SIGKILL) when dropped.
-struct Server {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Server {
-    fn start(dir: &Scratch, name: &str, extra: &[&str]) -> Server {
-        let log = dir.path(&format!("{name}.log"));
-        let params = format!("porep6={}", dir.path("porep6.params").display());
-        let db = dir.path("jobs.db");
-        let child = kiln()
-            .args(["serve", "--backend", "cpu", "--params", &params, "--db"])
-            .arg(&db)
-            .args(["--concurrent-jobs", "1", "--lease-secs", "2"])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).expect("log file"))
-            .spawn()
-            .expect("kiln serve starts");
-        let server = Server { child, log };
-        server.wait_for("listening on");
-        server
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// Waits until the log says `what` (a hang guard, not a timing test: it fails after two
-    /// minutes instead of hanging the suite).
-    fn wait_for(&self, what: &str) -> String {
-        let start = Instant::now();
-        loop {
-            let log = self.log();
-            if log.contains(what) {
-                return log;
-            }
-            assert!(start.elapsed() < Duration::from_secs(120), "kiln serve never said {what:?}; log:\n{log}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn kill(mut self) {
-        self.child.kill().expect("SIGKILL");
-        self.child.wait().expect("reaped");
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn setup_params(dir: &Scratch) -> Parameters {
-    let out = kiln_out(&[
-        "setup",
-        "--circuit",
-        "porep",
-        "--log-size",
-        &LOG_SIZE.to_string(),
-        "--out",
-        dir.path("porep6.params").to_str().expect("utf-8 path"),
-    ]);
-    assert!(out.status.success(), "setup: {}", String::from_utf8_lossy(&out.stderr));
-    Parameters::read(&dir.path("porep6.params"), Check::Full).expect("params")
-}
-
-fn verifies(params: &Parameters, proof: &[u8], seed: u64) -> bool {
-    let pvk = PreparedVerifyingKey::new(&params.vk);
-    let inputs = Builtin::new(Kind::Porep, 1 << LOG_SIZE, seed).public_inputs();
-    verify_proof(&pvk, &Proof::from_bytes(proof).expect("192 bytes"), &inputs).expect("verification runs")
-}
-
-fn request(seed: u64, priority: Priority) -> JobRequest {
-    JobRequest {
-        circuit: "porep".into(),
-        witness: BuiltinWitness { log_size: LOG_SIZE, seed }.encode(),
-        params_id: "porep6".into(),
-        priority,
-        deadline: None,
-        idempotency_key: Some(format!("seed-{seed}")),
-    }
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime")
-}
 
 #[test]
 fn killed_mid_batch_and_restarted_every_job_completes_once() {
@@ -118,7 +18,8 @@ fn killed_mid_batch_and_restarted_every_job_completes_once() {
     let params = setup_params(&dir);
     let socket = dir.path("kiln.sock");
     let sock = socket.to_str().expect("utf-8 path").to_string();
-    let server = Server::start(&dir, "first", &["--socket", &sock]);
+    let db = dir.path("jobs.db").display().to_string();
+    let server = Server::start(&dir, "first", &db, &["--socket", &sock]);
     let rt = runtime();
     let address = Address::Unix(socket.clone());
     let seeds: Vec<u64> = (0..40).collect();
@@ -153,7 +54,7 @@ fn killed_mid_batch_and_restarted_every_job_completes_once() {
     assert!(before.len() < jobs.len(), "the kill came mid-batch: {} of {} were done", before.len(), jobs.len());
 
     // The stale socket of the killed service is replaced by the new one.
-    let server = Server::start(&dir, "second", &["--socket", &sock]);
+    let server = Server::start(&dir, "second", &db, &["--socket", &sock]);
     let finished = rt.block_on(async {
         let mut client = Client::connect(&address).await.expect("connect");
         let mut finished = HashMap::new();
@@ -194,8 +95,9 @@ fn client_commands_and_the_tcp_token() {
     let wrong = dir.path("wrong");
     std::fs::write(&wrong, "00000000000000000000000000000000\n").expect("token");
     let token_arg = token.to_str().expect("utf-8 path");
+    let db = dir.path("jobs.db").display().to_string();
     let extra = ["--tcp", "127.0.0.1:0", "--token-file", token_arg, "--metrics-addr", "127.0.0.1:0"];
-    let server = Server::start(&dir, "tcp", &extra);
+    let server = Server::start(&dir, "tcp", &db, &extra);
     let log = server.wait_for("GET /metrics on");
     let addr = log
         .lines()

@@ -9,9 +9,9 @@
 //!   parameter set by id ([`ParamsSets`]: loaded once, on first use or explicitly, shared), a
 //!   [`Priority`], a deadline, an idempotency key. Malformed requests get a typed
 //!   [`RequestError`] and change nothing.
-//! - Persistence ([`Store`], [`SqliteStore`]): every accepted job and its result are
-//!   committed before the reply; workers claim jobs under a lease they renew; a restarted
-//!   service proves the jobs it had.
+//! - Persistence ([`Store`]; [`SqliteStore`] embedded, [`PostgresStore`] shared by several
+//!   hosts): every accepted job and its result are committed before the reply; workers claim
+//!   jobs under a lease they renew; a restarted service proves the jobs it had.
 //! - Backpressure: at most [`ServiceConfig::queue_limit`] queued jobs per priority; beyond
 //!   it the refusal says busy and when to retry.
 //! - Proving through the orchestrator (`kiln-sched`), one job per worker at a time, the most
@@ -38,4 +38,4 @@ pub use job::{JobId, JobRecord, JobRequest, JobState, Priority};
 pub use params::{Loaded, ParamsLoadError, ParamsSets, ProverFactory, cpu_prover_factory};
 pub use server::{Bound, Listen, Token};
 pub use service::{Accepted, Service, ServiceConfig};
-pub use store::{Cancelled, Count, Outcome, SqliteStore, Store, StoreError, Submitted};
+pub use store::{Cancelled, Count, Outcome, PostgresStore, SqliteStore, Store, StoreError, Submitted};

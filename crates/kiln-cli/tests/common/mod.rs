@@ -1,6 +1,8 @@
 //! What the binary's test suites share: a scratch folder and the `kiln` command.
 #![allow(dead_code)] // Each test binary uses its own part.
 
+pub mod service;
+
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 

@@ -1,16 +1,19 @@
 //! Where jobs live: every accepted job and its result are written here before anyone is told.
 //!
 //! [`Store`] is what the service needs of a database; [`SqliteStore`] is the embedded one (a
-//! file, nothing to start). A store shared by several hosts (Postgres, claiming with
-//! `FOR UPDATE SKIP LOCKED`) fits the same trait: claims carry a lease that the claiming worker
-//! renews while it proves, and a job whose lease expired (its host died) is claimable again.
+//! file, nothing to start, one service), [`PostgresStore`] the shared one (several services on
+//! one queue, claiming with `FOR UPDATE SKIP LOCKED`). Claims carry a lease that the claiming
+//! worker renews while it proves, and a job whose lease expired (its host died) is claimable
+//! again.
 
+mod postgres;
 mod sqlite;
 
 use std::time::Duration;
 
 use crate::job::{JobId, JobRecord, JobRequest, JobState, Priority};
 
+pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
 /// A store's failure (the database's own error, kept as its message and kind).
