@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use kiln_groth16::circuits::{Builtin, Kind};
-use kiln_groth16::{Groth16Error, Shape, Witness};
+use kiln_groth16::{Groth16Error, Parameters, Shape, Witness};
 
 /// Why a witness payload was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -39,6 +39,18 @@ pub trait CircuitInstance: Send + 'static {
     /// Equal keys mean equal shapes (the same constraint system with other values): the
     /// service records one [`Shape`] per key and parameter set and shares it.
     fn shape_key(&self) -> String;
+
+    /// Refuses, cheaply, an instance that cannot be proved with `params` (a size that is not
+    /// theirs), before its shape is recorded: recording costs time and memory in the
+    /// circuit's size, which comes from the client's payload. The default accepts everything
+    /// (a mismatch then fails the job when it is proved).
+    ///
+    /// # Errors
+    /// What does not fit, for the client.
+    fn check_params(&self, params: &Parameters) -> Result<(), String> {
+        let _ = params;
+        Ok(())
+    }
 
     /// Records the shape (once per key; [`Shape::record`] of a circuit of this shape).
     ///
@@ -122,6 +134,22 @@ struct BuiltinInstance(Builtin);
 impl CircuitInstance for BuiltinInstance {
     fn shape_key(&self) -> String {
         format!("{}/{}", self.0.kind, self.0.constraints)
+    }
+
+    fn check_params(&self, params: &Parameters) -> Result<(), String> {
+        // A built-in circuit of 2^k constraints fills a domain of 2^k points; the H query
+        // has one point fewer.
+        let domain = params.h.len() + 1;
+        if domain == self.0.constraints {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} at {} constraints does not fit parameters for a domain of {domain} points (log size {})",
+                self.0.kind,
+                self.0.constraints,
+                domain.trailing_zeros()
+            ))
+        }
     }
 
     fn record_shape(&self) -> Result<Shape, Groth16Error> {

@@ -27,6 +27,8 @@ pub enum ErrorKind {
     Witness,
     /// The parameter set id is not configured.
     UnknownParams,
+    /// The circuit (its size) does not fit the parameter set.
+    ParamsMismatch,
     /// The priority is not one of the known values.
     Priority,
     /// The deadline has already passed.
@@ -50,10 +52,11 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    const ALL: [ErrorKind; 13] = [
+    const ALL: [ErrorKind; 14] = [
         ErrorKind::UnknownCircuit,
         ErrorKind::Witness,
         ErrorKind::UnknownParams,
+        ErrorKind::ParamsMismatch,
         ErrorKind::Priority,
         ErrorKind::Deadline,
         ErrorKind::Argument,
@@ -72,6 +75,7 @@ impl ErrorKind {
             ErrorKind::UnknownCircuit => "unknown_circuit",
             ErrorKind::Witness => "witness",
             ErrorKind::UnknownParams => "unknown_params",
+            ErrorKind::ParamsMismatch => "params_mismatch",
             ErrorKind::Priority => "priority",
             ErrorKind::Deadline => "deadline",
             ErrorKind::Argument => "argument",
@@ -124,6 +128,16 @@ pub enum RequestError {
         id: String,
         /// The configured ids.
         known: String,
+    },
+    /// The circuit does not fit the parameter set (checked when the set is loaded).
+    #[error("circuit {circuit:?} does not fit parameter set {params_id:?}: {reason}")]
+    ParamsMismatch {
+        /// The circuit kind.
+        circuit: String,
+        /// The parameter set.
+        params_id: String,
+        /// What does not fit.
+        reason: String,
     },
     /// `priority` is not a known value.
     #[error("priority {value} is unknown: use 0 (normal), 1 (high) or 2 (low)")]
@@ -188,6 +202,7 @@ impl RequestError {
             RequestError::UnknownCircuit { .. } => ErrorKind::UnknownCircuit,
             RequestError::Witness { .. } => ErrorKind::Witness,
             RequestError::UnknownParams { .. } => ErrorKind::UnknownParams,
+            RequestError::ParamsMismatch { .. } => ErrorKind::ParamsMismatch,
             RequestError::Priority { .. } => ErrorKind::Priority,
             RequestError::DeadlinePassed { .. } => ErrorKind::Deadline,
             RequestError::Argument { .. } => ErrorKind::Argument,
@@ -207,6 +222,7 @@ impl From<RequestError> for Status {
         let code = match kind {
             ErrorKind::UnknownCircuit
             | ErrorKind::Witness
+            | ErrorKind::ParamsMismatch
             | ErrorKind::Priority
             | ErrorKind::Deadline
             | ErrorKind::Argument => Code::InvalidArgument,

@@ -177,6 +177,11 @@ impl ParamsSets {
         Ok(loaded)
     }
 
+    /// The set `id` if it is loaded now (never loads it; `None` while it is being loaded).
+    pub fn loaded(&self, id: &str) -> Option<Arc<Loaded>> {
+        self.entries.get(id)?.slot.try_lock().ok()?.clone()
+    }
+
     /// Whether `id` is loaded now.
     ///
     /// # Errors

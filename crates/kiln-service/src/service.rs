@@ -292,9 +292,9 @@ impl Service {
         Ok(self.shared.params.is_loaded(id)?)
     }
 
-    /// Stops the workers after their current job and puts nothing back: every job they
-    /// finished is stored; a job whose proof was under way is finished first. Blocks until
-    /// they have stopped.
+    /// Stops the workers after their current job (a proof under way is finished and stored),
+    /// then puts back in the queue any claim of this service left without a result (a result
+    /// the store failed to record). Blocks until the workers have stopped.
     pub fn shutdown(mut self) {
         self.stop();
     }
@@ -342,10 +342,20 @@ fn check_request(shared: &Shared, request: &JobRequest) -> Result<(), RequestErr
     let Some(kind) = shared.circuits.get(&request.circuit) else {
         return Err(RequestError::UnknownCircuit { name: clip(&request.circuit, 64), known: shared.circuits.names() });
     };
-    kind.decode(&request.witness)
+    let instance = kind
+        .decode(&request.witness)
         .map_err(|source| RequestError::Witness { circuit: request.circuit.clone(), source })?;
     if !shared.params.knows(&request.params_id) {
         return Err(RequestError::UnknownParams { id: clip(&request.params_id, 64), known: shared.params.ids() });
+    }
+    // Checked here when the set is loaded (a set is not loaded just to check a request);
+    // always checked again before the job's shape is recorded.
+    if let Some(loaded) = shared.params.loaded(&request.params_id) {
+        instance.check_params(&loaded.params).map_err(|reason| RequestError::ParamsMismatch {
+            circuit: request.circuit.clone(),
+            params_id: request.params_id.clone(),
+            reason,
+        })?;
     }
     if let Some(deadline) = request.deadline {
         let now = SystemTime::now();
@@ -414,6 +424,9 @@ fn prove(shared: &Shared, job: &JobRecord) -> Outcome {
         Ok(l) => l,
         Err(e) => return failed("params", e.to_string()),
     };
+    if let Err(reason) = instance.check_params(&loaded.params) {
+        return failed("params_mismatch", reason);
+    }
     let key = format!("{}/{}", request.circuit, instance.shape_key());
     let shape = match loaded.shape(&key, || instance.record_shape()) {
         Ok(s) => s,

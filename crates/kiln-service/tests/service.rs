@@ -365,6 +365,19 @@ fn malformed_requests_get_typed_errors_and_change_nothing() {
         let other = JobRequest { witness: BuiltinWitness { log_size: LOG_SIZE, seed: 2 }.encode(), ..keyed };
         assert_eq!(client.submit(&other).await.expect_err("conflict").kind(), ErrorKind::IdempotencyConflict);
         assert_eq!(client.evict("nope").await.expect_err("unknown").kind(), ErrorKind::UnknownParams);
+        // A size that is not the parameters': refused at once while the set is loaded (no
+        // 2^28 shape is recorded for it) ...
+        assert_eq!(client.wait(job).await.expect("wait").state, JobState::Done);
+        let huge = JobRequest { witness: BuiltinWitness { log_size: 28, seed: 1 }.encode(), ..good.clone() };
+        assert_eq!(client.submit(&huge).await.expect_err("too big").kind(), ErrorKind::ParamsMismatch);
+        // ... and failed before any work when it was accepted while the set was not loaded.
+        client.evict(PARAMS).await.expect("evict");
+        let (bigger, _) = client
+            .submit(&JobRequest { witness: BuiltinWitness { log_size: 7, seed: 1 }.encode(), ..good.clone() })
+            .await
+            .expect("accepted unloaded");
+        let failed = client.wait(bigger).await.expect("wait");
+        assert_eq!((failed.state, failed.error.map(|e| e.0)), (JobState::Failed, Some("params_mismatch".to_string())));
         assert_eq!(client.cancel(99).await.expect_err("unknown").kind(), ErrorKind::UnknownJob);
     });
 }
