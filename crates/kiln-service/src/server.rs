@@ -134,9 +134,7 @@ impl Listen {
                     }
                     std::fs::remove_file(path).map_err(err("remove the stale socket"))?;
                 }
-                let listener = UnixListener::bind(path).map_err(err("bind"))?;
-                use std::os::unix::fs::PermissionsExt;
-                std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(err("chmod 600"))?;
+                let listener = bind_private(path).map_err(err("bind"))?;
                 Ok(Bound { listener: Listener::Unix(listener, path.clone()) })
             }
             Listen::Tcp { addr, token } => {
@@ -149,6 +147,25 @@ impl Listen {
             }
         }
     }
+}
+
+/// Binds a unix socket at `path` that is never reachable by others: it is made in a new
+/// folder of mode 0700 next to `path`, set to mode 0600, then renamed into place (a socket
+/// bound at `path` directly would exist with the umask's mode until a chmod).
+fn bind_private(path: &Path) -> std::io::Result<UnixListener> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let private = parent.join(format!(".kiln-socket-{}-{:016x}", std::process::id(), rand::random::<u64>()));
+    std::fs::DirBuilder::new().mode(0o700).create(&private)?;
+    let staged = private.join("socket");
+    let bound = UnixListener::bind(&staged).and_then(|listener| {
+        std::fs::set_permissions(&staged, std::fs::Permissions::from_mode(0o600))?;
+        std::fs::rename(&staged, path)?;
+        Ok(listener)
+    });
+    let _ = std::fs::remove_file(&staged);
+    let _ = std::fs::remove_dir(&private);
+    bound
 }
 
 /// Refuses a call without the right bearer token (when one is required), before the handler.

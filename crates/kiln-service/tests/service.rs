@@ -179,6 +179,10 @@ fn many_clients_mixed_priorities_every_proof_verifies() {
     let mut completions: Vec<u64> = finished.values().map(|s| s.completion.expect("final")).collect();
     completions.sort_unstable();
     assert_eq!(completions, (1..=100).collect::<Vec<u64>>());
+    // The socket is the owner's alone.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(place.socket()).expect("socket").permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
     let text = service.metrics_text().expect("metrics");
     let done: u64 =
         Priority::ALL.iter().map(|p| metric(&text, &format!("kiln_jobs{{state=\"done\",priority=\"{p}\"}}"))).sum();
