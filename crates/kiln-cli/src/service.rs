@@ -52,7 +52,8 @@ pub struct ServeArgs {
     /// The unix socket to listen on (mode 0600; no token). Ignored with --tcp.
     #[arg(long, default_value = DEFAULT_SOCKET)]
     socket: PathBuf,
-    /// Listen on TCP at this address instead (e.g. 127.0.0.1:7878); needs --token-file.
+    /// Listen on TCP at this address instead (e.g. 127.0.0.1:7878); needs --token-file. No
+    /// TLS: the token and the proofs travel in clear (a trusted network, or a TLS proxy).
     #[arg(long, requires = "token_file")]
     tcp: Option<SocketAddr>,
     /// The bearer token TCP clients must send: a file holding one line of 16 to 1024
