@@ -83,7 +83,11 @@ fn killed_mid_batch_and_restarted_every_job_completes_once() {
     // One completion per job: none was finished twice.
     completions.sort_unstable();
     assert_eq!(completions, (1..=jobs.len() as u64).collect::<Vec<_>>());
-    drop(server);
+    // SIGTERM: the service stops cleanly and removes its socket.
+    let (clean, log) = server.terminate();
+    assert!(clean, "kiln serve failed on SIGTERM; log:\n{log}");
+    assert!(log.contains("stopping"), "{log}");
+    assert!(!socket.exists(), "the socket is removed on a clean stop");
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! The service's figures in Prometheus' text format (OpenMetrics): jobs by state and priority
 //! and the queue depth (counted in the store when scraped, so they hold across restarts and
-//! hosts), proof and end-to-end latency histograms, proving time, workers, loaded parameter
-//! sets.
+//! hosts), proof and end-to-end latency histograms, the workers' and the prover's busy time,
+//! workers, loaded parameter sets.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -40,6 +40,7 @@ pub(crate) struct Metrics {
     proof_seconds: Family<PriorityLabels, Histogram, fn() -> Histogram>,
     job_seconds: Family<PriorityLabels, Histogram, fn() -> Histogram>,
     proving_seconds: Counter<f64, AtomicU64>,
+    prover_seconds: Counter<f64, AtomicU64>,
     workers: Gauge,
     params_loaded: Gauge,
     /// Mean proof latency in µs (an exponential moving average), for "retry after" hints.
@@ -67,6 +68,13 @@ impl Metrics {
             "Time the workers spent on jobs (its rate over kiln_workers is the busy fraction)",
             proving_seconds.clone(),
         );
+        let prover_seconds = Counter::<f64, AtomicU64>::default();
+        registry.register(
+            "prover_seconds",
+            "Time jobs spent inside the prover (its sums, the epilogue, the verification), summed over jobs; \
+             its rate over the prover's lanes is the prover's (on a GPU: the device's) busy fraction",
+            prover_seconds.clone(),
+        );
         let workers_gauge = Gauge::default();
         workers_gauge.set(i64::try_from(workers).unwrap_or(i64::MAX));
         registry.register("workers", "Proving workers of this service", workers_gauge.clone());
@@ -79,6 +87,7 @@ impl Metrics {
             proof_seconds,
             job_seconds,
             proving_seconds,
+            prover_seconds,
             workers: workers_gauge,
             params_loaded,
             mean_proof_us: AtomicU64::new(0),
@@ -97,6 +106,11 @@ impl Metrics {
         let old = self.mean_proof_us.load(Ordering::Relaxed);
         let new = if old == 0 { us } else { (old.saturating_mul(7) / 8).saturating_add(us / 8) };
         self.mean_proof_us.store(new, Ordering::Relaxed);
+    }
+
+    /// Adds time a job spent inside the prover (the orchestrator's proving stage).
+    pub(crate) fn prover_busy(&self, busy: Duration) {
+        self.prover_seconds.inc_by(busy.as_secs_f64());
     }
 
     /// The mean proof latency so far (zero before the first proof).

@@ -444,6 +444,7 @@ fn prove(shared: &Shared, job: &JobRecord) -> Outcome {
         Ok(r) => r,
         Err(e) => return failed("scheduler", e.to_string()),
     };
+    shared.metrics.prover_busy(report.metrics.proving_busy);
     match report.outcomes.into_iter().next().map(|o| o.result) {
         Some(Ok(proof)) => Outcome::Proved(proof.to_bytes().to_vec()),
         Some(Err(e)) => {

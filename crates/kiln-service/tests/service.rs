@@ -188,6 +188,7 @@ fn many_clients_mixed_priorities_every_proof_verifies() {
         Priority::ALL.iter().map(|p| metric(&text, &format!("kiln_jobs{{state=\"done\",priority=\"{p}\"}}"))).sum();
     assert_eq!(done, 100, "{text}");
     assert_eq!(metric(&text, "kiln_queue_depth{priority=\"high\"}"), 0);
+    assert!(text.contains("kiln_prover_seconds_total "), "{text}");
     assert_eq!(
         metric(&text, "kiln_proof_seconds_count{priority=\"high\"}"),
         finished.values().filter(|s| s.priority == Priority::High).count() as u64

@@ -58,6 +58,23 @@ impl Server {
         }
     }
 
+    /// Sends SIGTERM and waits for the exit (hang guard: two minutes); returns whether the
+    /// service exited successfully, and its log.
+    pub fn terminate(mut self) -> (bool, String) {
+        let pid = self.child.id().to_string();
+        let sent = std::process::Command::new("kill").args(["-TERM", &pid]).status().expect("kill runs");
+        assert!(sent.success(), "kill -TERM {pid}");
+        let start = Instant::now();
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                break status;
+            }
+            assert!(start.elapsed() < Duration::from_secs(120), "kiln serve ignored SIGTERM; log:\n{}", self.log());
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        (status.success(), self.log())
+    }
+
     pub fn kill(mut self) {
         self.child.kill().expect("SIGKILL");
         self.child.wait().expect("reaped");
