@@ -167,8 +167,9 @@ pub struct JobRequest {
     /// Not proved after this instant (it fails as `deadline_expired` instead); `None`: no
     /// deadline.
     pub deadline: Option<SystemTime>,
-    /// The same key submitted again returns the first job instead of a new one (a retried
-    /// request never proves twice); `None`: no key.
+    /// The same key submitted again with the same request returns the first job instead of a
+    /// new one (a retried request never proves twice; the deadline may differ), with another
+    /// circuit, witness, parameter set or priority it is refused; `None`: no key.
     pub idempotency_key: Option<String>,
 }
 
