@@ -125,7 +125,7 @@ fn ci(sh: &Shell) -> Result {
 /// dependency tree (a downstream project that wants only the CPU path needs no toolkit).
 fn cpu_only(sh: &Shell) -> Result {
     println!("== CPU-only builds (--no-default-features)");
-    for krate in ["kiln-msm", "kiln-ntt", "kiln-field", "kiln-groth16", "kiln-sched"] {
+    for krate in ["kiln-msm", "kiln-ntt", "kiln-field", "kiln-groth16", "kiln-sched", "kiln-service"] {
         let tree =
             cmd!(sh, "cargo tree --locked -p {krate} --no-default-features -e normal,build --prefix none").read()?;
         if let Some(line) = tree.lines().find(|l| l.starts_with("cudarc ") || l.starts_with("kiln-kernels ")) {
@@ -135,7 +135,7 @@ fn cpu_only(sh: &Shell) -> Result {
     cmd!(sh, "cargo test --locked -p kiln-msm --no-default-features").run()?;
     cmd!(
         sh,
-        "cargo check --locked -p kiln-groth16 -p kiln-ntt -p kiln-field -p kiln-sched --no-default-features --all-targets"
+        "cargo check --locked -p kiln-groth16 -p kiln-ntt -p kiln-field -p kiln-sched -p kiln-service --no-default-features --all-targets"
     )
     .run()?;
     Ok(())

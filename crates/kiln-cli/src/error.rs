@@ -87,6 +87,32 @@ pub enum CliError {
     /// An environment variable has a value kiln cannot use (the message names it).
     #[error("{0}")]
     Environment(String),
+    /// The proving service could not start or serve (`kiln serve`).
+    #[error(transparent)]
+    Serve(#[from] kiln_service::ServeError),
+    /// The job database could not be used (`kiln serve`).
+    #[error(transparent)]
+    Store(#[from] kiln_service::StoreError),
+    /// A request to the service failed or was refused (`kiln submit | status | cancel`), or a
+    /// parameter set could not be preloaded (`kiln serve --preload`).
+    #[error(transparent)]
+    Client(#[from] kiln_service::ClientError),
+    /// `kiln serve --preload`: a parameter set could not be loaded.
+    #[error(transparent)]
+    Request(#[from] kiln_service::RequestError),
+    /// The token file is unusable.
+    #[error(transparent)]
+    Token(#[from] kiln_service::TokenError),
+    /// The async runtime could not start.
+    #[error("starting the async runtime failed: {source}")]
+    Runtime {
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An option combination kiln does not support (the message says which and what to do).
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 impl From<Groth16Error> for CliError {
@@ -119,7 +145,12 @@ impl CliError {
             CliError::NotVerified { .. } => "not_verified",
             CliError::Cache { .. } => "cache",
             CliError::Cuda(_) | CliError::NoGpu { .. } => "device",
-            CliError::Environment(_) => "usage",
+            CliError::Environment(_) | CliError::Token(_) | CliError::Unsupported(_) => "usage",
+            CliError::Serve(_) | CliError::Runtime { .. } => "service",
+            CliError::Store(_) => "store",
+            // The service's own refusal kinds: busy, unknown_circuit, witness, unauthenticated, ...
+            CliError::Client(e) => e.kind().name(),
+            CliError::Request(e) => e.kind().name(),
         }
     }
 

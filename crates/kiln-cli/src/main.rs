@@ -4,6 +4,7 @@ mod backend;
 mod cmds;
 mod devices;
 mod error;
+mod service;
 
 use std::io::IsTerminal;
 
@@ -33,6 +34,17 @@ enum Command {
     Bench(cmds::BenchArgs),
     /// The quick tour: cached parameters, a proof on the best backend, verification, timings.
     Demo(cmds::BenchArgs),
+    /// Run the proving service: jobs over gRPC (unix socket, or TCP with a token), kept in an
+    /// SQLite file, proved by priority; stops on SIGINT/SIGTERM.
+    Serve(service::ServeArgs),
+    /// Submit a job to a running service (built-in circuits: size and seed).
+    Submit(service::SubmitArgs),
+    /// A job's status (and its proof once done).
+    Status(service::JobArgs),
+    /// Cancel a queued job.
+    Cancel(service::JobArgs),
+    /// The service's metrics (Prometheus text).
+    Metrics(service::MetricsArgs),
 }
 
 impl Command {
@@ -44,6 +56,10 @@ impl Command {
             Command::Prove(a) => a.json,
             Command::Verify(a) => a.json,
             Command::Bench(a) | Command::Demo(a) => a.json,
+            Command::Serve(_) => false,
+            Command::Submit(a) => a.json,
+            Command::Status(a) | Command::Cancel(a) => a.json,
+            Command::Metrics(a) => a.json,
         }
     }
 }
@@ -75,6 +91,11 @@ fn main() -> std::process::ExitCode {
         Command::Verify(args) => cmds::verify(&args),
         Command::Bench(args) => cmds::bench(&args),
         Command::Demo(args) => cmds::demo(&args),
+        Command::Serve(args) => service::serve(&args),
+        Command::Submit(args) => service::submit(&args),
+        Command::Status(args) => service::status(&args),
+        Command::Cancel(args) => service::cancel(&args),
+        Command::Metrics(args) => service::metrics(&args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -7,38 +7,14 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::{Scratch, kiln};
+
 const PROOF_BYTES: usize = 192;
 
 /// The circuit every test uses: small enough to prove in well under a second.
 const CIRCUIT: [&str; 4] = ["--circuit", "mimc", "--log-size", "4"];
-
-/// A fresh folder per test.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("kiln-cli-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn kiln() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_kiln"));
-    c.env_remove("RUST_LOG").env_remove("NO_COLOR").stdin(Stdio::null());
-    c
-}
 
 /// Runs `cmd` to the end. A hang guard, not a timing test: a command that has not finished
 /// after `limit` is killed and the test fails, instead of the suite hanging.
