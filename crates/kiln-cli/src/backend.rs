@@ -76,6 +76,41 @@ pub struct BackendArgs {
     /// also KILN_VRAM_BUDGET). A budget below the SRS's size selects the streamed SRS.
     #[arg(long, value_parser = kiln_groth16::parse_bytes)]
     vram_budget: Option<u64>,
+    /// `bench --partitions`: the GPUs to prove on, `all` or a list such as `0,1` (one prover
+    /// each, work spread over their lanes); default: `--device` alone.
+    #[arg(long, value_parser = parse_devices)]
+    devices: Option<Devices>,
+}
+
+/// `--devices`: every GPU, or the listed ordinals.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Devices {
+    /// Every CUDA device of the machine.
+    All,
+    /// These ordinals, in order.
+    List(Vec<usize>),
+}
+
+/// `all` or a comma-separated list of distinct device ordinals (at most 64).
+fn parse_devices(s: &str) -> Result<Devices, String> {
+    if s == "all" {
+        return Ok(Devices::All);
+    }
+    let mut list = Vec::new();
+    for part in s.split(',') {
+        let d: usize = part
+            .trim()
+            .parse()
+            .map_err(|_| format!("{part:?} in {s:?}: expected `all` or device numbers such as 0,1"))?;
+        if list.contains(&d) {
+            return Err(format!("device {d} is listed twice in {s:?}"));
+        }
+        if d >= 64 {
+            return Err(format!("device {d}: at most 64 devices"));
+        }
+        list.push(d);
+    }
+    Ok(Devices::List(list))
 }
 
 /// `auto` or 1..=64.
@@ -101,8 +136,43 @@ impl BackendArgs {
         if !gpu {
             return Ok(Box::new(CpuProver::new(params)));
         }
+        Ok(Box::new(self.gpu_prover(params, self.on.device, quiet)?))
+    }
+
+    /// The provers of `bench --partitions`: with `--devices`, one GPU prover per listed
+    /// device (each with the SRS resident if its plan says so); otherwise [`Self::prover`].
+    pub fn provers(&self, params: Arc<Parameters>, quiet: bool) -> Result<Vec<kiln_sched::SharedProver>, CliError> {
+        self.check_devices()?;
+        let Some(list) = &self.devices else { return Ok(vec![self.prover(params, quiet)?.into()]) };
+        let ordinals: Vec<usize> = match list {
+            Devices::All => (0..kiln_cuda::device_count()
+                .map_err(|e| CliError::NoGpu { device: 0, reason: e.to_string() })?)
+                .collect(),
+            Devices::List(v) => v.clone(),
+        };
+        if ordinals.is_empty() {
+            return Err(CliError::NoGpu { device: 0, reason: "no CUDA device found (--devices all)".into() });
+        }
+        let mut out: Vec<kiln_sched::SharedProver> = Vec::with_capacity(ordinals.len());
+        for d in ordinals {
+            let on = DeviceArgs { backend: Backend::Gpu, device: d };
+            on.gpu(quiet)?;
+            out.push(Arc::new(self.gpu_prover(params.clone(), d, quiet)?));
+        }
+        Ok(out)
+    }
+
+    /// `--devices` with `--backend cpu` is refused (before any work).
+    pub fn check_devices(&self) -> Result<(), CliError> {
+        if self.devices.is_some() && self.on.backend == Backend::Cpu {
+            return Err(CliError::Unsupported("--devices picks GPUs: it needs --backend gpu or auto".into()));
+        }
+        Ok(())
+    }
+
+    fn gpu_prover(&self, params: Arc<Parameters>, device: usize, quiet: bool) -> Result<GpuProver, CliError> {
         let mut options = GpuOptions::from_env().map_err(CliError::Environment)?;
-        options.device = self.on.device;
+        options.device = device;
         if let kiln_sched::Workers::Fixed(n) = self.workers {
             options.workers = n;
         }
@@ -112,13 +182,12 @@ impl BackendArgs {
         let prover = GpuProver::new(params, &options)?;
         if !quiet {
             eprintln!(
-                "note: proving on GPU {} ({:?} SRS, {} worker(s))",
-                self.on.device,
+                "note: proving on GPU {device} ({:?} SRS, {} worker(s))",
                 prover.srs_mode(),
                 prover.plan().workers
             );
             eprintln!("{}", prover.plan());
         }
-        Ok(Box::new(prover))
+        Ok(prover)
     }
 }

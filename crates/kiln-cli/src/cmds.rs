@@ -568,6 +568,7 @@ pub fn demo(args: &BenchArgs) -> CmdResult {
 /// kiln-sched's CPU witness stage and proving workers, `--repeat` rounds in one process (the
 /// prover and its VRAM plan made once); every proof verified.
 fn bench_partitions(args: &BenchArgs) -> CmdResult {
+    args.backend.check_devices()?;
     let c = &args.circuit;
     let record = Instant::now();
     let shape = std::sync::Arc::new(kiln_groth16::Shape::record(c.circuit())?);
@@ -575,8 +576,10 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
     let gpu = args.backend.on.gpu(args.json)?;
     let (params, cached, setup) = cached_params(c.circuit(), c.log_size, args.json, gpu.as_ref(), &shape)?;
     let params = std::sync::Arc::new(params);
-    let prover: kiln_sched::SharedProver = args.backend.prover(params, args.json)?.into();
-    let backend = prover.name();
+    let provers = args.backend.provers(params, args.json)?;
+    let prover = provers[0].clone();
+    let backend = provers.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ");
+    let lanes: usize = provers.iter().map(|p| p.lanes()).sum();
     let options = ProveOptions { verify: !args.no_verify, ..ProveOptions::default() };
     // On the GPU a worker proves on a lane of the VRAM plan: more workers than the plan
     // granted lanes would only queue for them.
@@ -596,11 +599,11 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
     let defaults = kiln_sched::Config::default();
     let worker_count = match workers {
         kiln_sched::Workers::Fixed(n) => n,
-        kiln_sched::Workers::Auto => prover.lanes().max(1),
+        kiln_sched::Workers::Auto => lanes.max(1),
     };
     let cpu_threads = witness_threads(&shape, defaults.cpu_threads, defaults.queue_depth + worker_count);
     let config = kiln_sched::Config { workers, options, cpu_threads, ..defaults };
-    let scheduler = kiln_sched::Scheduler::new(vec![prover], config)?;
+    let scheduler = kiln_sched::Scheduler::new(provers, config)?;
     if !args.json {
         println!("circuit   {} with 2^{} constraints, backend {}", c.circuit, c.log_size, backend);
         println!("shape     recorded in {:.1} ms", ms(record));

@@ -164,6 +164,14 @@ fn bench_partitions_go_through_the_orchestrator() {
         assert_eq!(o.status.code(), Some(2), "--workers {workers}: {err}");
         assert!(err.contains("--workers") && !err.contains("panicked"), "--workers {workers}: {err}");
     }
+    for devices in ["0,0", "x", "0,64"] {
+        let o = kiln_run(&[&["bench"][..], &CIRCUIT, &["--partitions", "2", "--devices", devices]].concat());
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "--devices {devices}: {err}");
+        assert!(err.contains("--devices") && !err.contains("panicked"), "--devices {devices}: {err}");
+    }
+    let o = kiln_run(&[&["bench", "--backend", "cpu", "--partitions", "2", "--devices", "0"][..], &CIRCUIT].concat());
+    assert!(!o.status.success() && stderr(&o).contains("--devices picks GPUs"), "{}", stderr(&o));
     // Two rounds of the batch in one process: one JSON object per round.
     let args = ["bench", "--backend", "cpu", "--partitions", "3", "--workers", "2", "--repeat", "2", "--json"];
     let o = kiln_run(&[&args[..], &CIRCUIT].concat());

@@ -71,6 +71,29 @@ impl CudaError {
     pub fn is_out_of_memory(&self) -> bool {
         self.status() == Some(CUresult::CUDA_ERROR_OUT_OF_MEMORY)
     }
+
+    /// Whether the error is sticky: a kernel faulted (illegal address, trap, hardware error)
+    /// and the CUDA context is unusable until the process ends. Every later call on that
+    /// device fails too, so its work must go elsewhere; other devices are unaffected.
+    pub fn is_sticky(&self) -> bool {
+        use CUresult::*;
+        matches!(
+            self.status(),
+            Some(
+                CUDA_ERROR_ILLEGAL_ADDRESS
+                    | CUDA_ERROR_LAUNCH_FAILED
+                    | CUDA_ERROR_ILLEGAL_INSTRUCTION
+                    | CUDA_ERROR_MISALIGNED_ADDRESS
+                    | CUDA_ERROR_INVALID_ADDRESS_SPACE
+                    | CUDA_ERROR_INVALID_PC
+                    | CUDA_ERROR_HARDWARE_STACK_ERROR
+                    | CUDA_ERROR_ASSERT
+                    | CUDA_ERROR_ECC_UNCORRECTABLE
+                    | CUDA_ERROR_LAUNCH_TIMEOUT
+                    | CUDA_ERROR_CONTEXT_IS_DESTROYED
+            )
+        )
+    }
 }
 
 /// What to do about a failed driver call, by its status code.

@@ -357,6 +357,26 @@ pub enum VerifyError {
     },
 }
 
+impl Groth16Error {
+    /// Whether the device that made this error is lost to this process: a sticky CUDA error
+    /// (a kernel fault), directly or from the NTT or MSM layer. Its prover proves nothing more;
+    /// a scheduler retires it and goes on with the others. Always `false` without `cuda`.
+    pub fn is_device_lost(&self) -> bool {
+        #[cfg(feature = "cuda")]
+        {
+            let cuda = match self {
+                Groth16Error::Cuda(e) => Some(e),
+                Groth16Error::Msm(kiln_msm::MsmError::Cuda(e)) => Some(e),
+                Groth16Error::Ntt(kiln_ntt::NttError::Cuda(e)) => Some(e),
+                _ => None,
+            };
+            cuda.is_some_and(kiln_cuda::CudaError::is_sticky)
+        }
+        #[cfg(not(feature = "cuda"))]
+        false
+    }
+}
+
 // Boxed: the plan's messages are long, and every Result of the crate carries the error's size.
 #[cfg(feature = "cuda")]
 impl From<kiln_vram::PlanError> for Groth16Error {

@@ -104,6 +104,13 @@ pub enum SchedError {
     /// No prover was given.
     #[error("a scheduler needs at least one prover")]
     NoProvers,
+    /// Every prover was retired after its device failed (a sticky CUDA error): nothing can
+    /// prove. The errors that retired them were logged and are in the batches' metrics.
+    #[error("every prover was retired after a device failure ({retired}): restart the process to use those GPUs again")]
+    AllRetired {
+        /// The retired provers' names.
+        retired: String,
+    },
     /// A count that must be at least one was zero.
     #[error("{what} must be at least 1")]
     Zero {

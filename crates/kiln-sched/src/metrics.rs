@@ -10,6 +10,8 @@ use kiln_groth16::Timings;
 /// A batch's figures, complete once [`crate::BatchHandle::wait`] returns them.
 #[derive(Debug, Clone, Default)]
 pub struct Metrics {
+    /// Provers retired during the batch after a device failure (a sticky CUDA error), by name.
+    pub retired: Vec<String>,
     /// Submission to the last result.
     pub wall: Duration,
     /// Jobs submitted.

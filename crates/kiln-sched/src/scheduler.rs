@@ -10,7 +10,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -66,6 +66,9 @@ impl Default for Config {
 /// Takes batches of equally shaped jobs and proves them on its provers.
 pub struct Scheduler {
     provers: Vec<SharedProver>,
+    /// Per prover: retired after a sticky device error (for the scheduler's life: its CUDA
+    /// context is unusable until the process ends).
+    retired: Arc<Vec<AtomicBool>>,
     config: Config,
     next_id: AtomicU64,
 }
@@ -198,7 +201,8 @@ impl Scheduler {
         if config.workers == Workers::Fixed(0) {
             return Err(SchedError::Zero { what: "workers" });
         }
-        Ok(Scheduler { provers, config, next_id: AtomicU64::new(0) })
+        let retired = Arc::new(provers.iter().map(|_| AtomicBool::new(false)).collect());
+        Ok(Scheduler { provers, retired, config, next_id: AtomicU64::new(0) })
     }
 
     /// Its configuration.
@@ -207,13 +211,32 @@ impl Scheduler {
     }
 
     /// The prover of each proving worker: with [`Workers::Auto`] each prover once per lane,
-    /// with [`Workers::Fixed`] the provers in turn.
+    /// with [`Workers::Fixed`] the provers in turn. Retired provers get none.
     pub fn worker_provers(&self) -> Vec<SharedProver> {
+        self.worker_slots().into_iter().map(|i| self.provers[i].clone()).collect()
+    }
+
+    /// The names of the provers retired after a device failure.
+    pub fn retired(&self) -> Vec<String> {
+        self.provers
+            .iter()
+            .zip(self.retired.iter())
+            .filter(|(_, r)| r.load(Ordering::SeqCst))
+            .map(|(p, _)| p.name())
+            .collect()
+    }
+
+    /// The prover index of each proving worker (see [`Scheduler::worker_provers`]).
+    fn worker_slots(&self) -> Vec<usize> {
+        let live: Vec<usize> = (0..self.provers.len()).filter(|&i| !self.retired[i].load(Ordering::SeqCst)).collect();
+        if live.is_empty() {
+            return live;
+        }
         match self.config.workers {
             Workers::Auto => {
-                self.provers.iter().flat_map(|p| std::iter::repeat_n(p.clone(), p.lanes().max(1))).collect()
+                live.iter().flat_map(|&i| std::iter::repeat_n(i, self.provers[i].lanes().max(1))).collect()
             }
-            Workers::Fixed(n) => (0..n).map(|i| self.provers[i % self.provers.len()].clone()).collect(),
+            Workers::Fixed(n) => (0..n).map(|k| live[k % live.len()]).collect(),
         }
     }
 
@@ -230,8 +253,11 @@ impl Scheduler {
         let ids: Vec<JobId> = (first..first + n as u64).collect();
         // Never more threads than jobs: a batch of one needs one of each.
         let cpu_threads = self.config.cpu_threads.min(n).max(1);
-        let mut provers = self.worker_provers();
-        provers.truncate(n.max(1));
+        let mut slots = self.worker_slots();
+        if slots.is_empty() {
+            return Err(SchedError::AllRetired { retired: self.retired().join(", ") });
+        }
+        slots.truncate(n.max(1));
         let (results_tx, results) = channel::unbounded();
         let batch = Arc::new(Batch {
             shape,
@@ -243,7 +269,7 @@ impl Scheduler {
         batch.collector.add(|m| {
             m.jobs = n;
             m.cpu_threads = cpu_threads;
-            m.workers = provers.len();
+            m.workers = slots.len();
             m.queue_depth = self.config.queue_depth;
         });
         // Jobs are held by the feed (they are the caller's circuits); witnesses, the large
@@ -272,11 +298,13 @@ impl Scheduler {
                 .map_err(|source| SchedError::Spawn { stage: Stage::Witness, source })?;
             handle.threads.push(spawned);
         }
-        for (w, prover) in provers.into_iter().enumerate() {
+        for (w, slot) in slots.into_iter().enumerate() {
             let (ready, batch) = (ready.clone(), batch.clone());
+            let prover = self.provers[slot].clone();
+            let retired = Retirement { flags: self.retired.clone(), slot };
             let spawned = std::thread::Builder::new()
                 .name(format!("kiln-sched-prove-{w}"))
-                .spawn(move || proving_stage(&batch, &ready, &*prover))
+                .spawn(move || proving_stage(&batch, &ready, &*prover, &retired))
                 .map_err(|source| SchedError::Spawn { stage: Stage::Prove, source })?;
             handle.threads.push(spawned);
         }
@@ -334,11 +362,31 @@ fn witness_stage(batch: &Batch, feed: &Receiver<Submitted>, ready: &Sender<Ready
     batch.collector.add(|m| m.backpressure_wait += blocked);
 }
 
+/// A proving worker's view of its prover's retirement flag.
+struct Retirement {
+    flags: Arc<Vec<AtomicBool>>,
+    slot: usize,
+}
+
+impl Retirement {
+    fn is_retired(&self) -> bool {
+        self.flags[self.slot].load(Ordering::SeqCst)
+    }
+    /// Retires the prover; whether this call did it (not another of its workers before).
+    fn retire(&self) -> bool {
+        !self.flags[self.slot].swap(true, Ordering::SeqCst)
+    }
+}
+
 /// One proving worker: takes witnesses one at a time and proves each with one call of
-/// [`prove_witnesses`] (a GPU prover takes a lane per call).
-fn proving_stage(batch: &Batch, ready: &Receiver<Ready>, prover: &(dyn Prover + Send + Sync)) {
+/// [`prove_witnesses`] (a GPU prover takes a lane per call). A sticky device error retires
+/// its prover: this worker and the prover's others stop, the other provers' go on.
+fn proving_stage(batch: &Batch, ready: &Receiver<Ready>, prover: &(dyn Prover + Send + Sync), retirement: &Retirement) {
     let mut starved = Duration::ZERO;
     loop {
+        if retirement.is_retired() {
+            break;
+        }
         let wait = Instant::now();
         let Ok(item) = ready.recv() else { break };
         starved += wait.elapsed();
@@ -366,6 +414,19 @@ fn proving_stage(batch: &Batch, ready: &Receiver<Ready>, prover: &(dyn Prover + 
         add_timings(&mut timings, &t);
         let result = match proved {
             Ok(Ok(mut proofs)) => Ok(proofs.remove(0)),
+            Ok(Err(source)) if source.is_device_lost() => {
+                if retirement.retire() {
+                    tracing::error!(prover = %prover.name(), job = id, error = %source, "device lost: its prover is retired, the others go on");
+                    batch.collector.add(|m| m.retired.push(prover.name()));
+                }
+                batch.send(JobOutcome {
+                    job: id,
+                    index,
+                    result: Err(JobError::Prove { job: id, prover: prover.name(), source }),
+                    timings,
+                });
+                break;
+            }
             Ok(Err(source)) => Err(JobError::Prove { job: id, prover: prover.name(), source }),
             Err(p) => Err(JobError::Panicked { job: id, stage: Stage::Prove, message: panic_message(&*p) }),
         };

@@ -340,3 +340,74 @@ fn workers_follow_the_provers_lanes_and_bad_settings_are_refused() {
     let report = Scheduler::new(vec![cpu()], auto).unwrap().run(setup().1, Vec::new()).unwrap();
     assert!(report.outcomes.is_empty());
 }
+
+/// A prover whose device faults (a sticky CUDA error, as after an illegal address) from its
+/// `fail_from`-th proof on; proves on the CPU before that.
+#[cfg(feature = "cuda")]
+struct FaultingDevice {
+    inner: CpuProver,
+    calls: std::sync::atomic::AtomicUsize,
+    fail_from: usize,
+}
+
+#[cfg(feature = "cuda")]
+impl Prover for FaultingDevice {
+    fn name(&self) -> String {
+        "faulting-device".into()
+    }
+    fn parameters(&self) -> &Parameters {
+        self.inner.parameters()
+    }
+    fn sums(&self, assignments: &[Assignment], t: &mut Timings) -> Result<Vec<Sums>, Groth16Error> {
+        self.inner.sums(assignments, t)
+    }
+    fn sums_recorded(&self, shape: &Shape, witnesses: &[Witness], t: &mut Timings) -> Result<Vec<Sums>, Groth16Error> {
+        if self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= self.fail_from {
+            let status = kiln_cuda::cudarc::driver::sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS;
+            return Err(Groth16Error::Cuda(kiln_cuda::CudaError::Driver { op: "cuStreamSynchronize", status }));
+        }
+        self.inner.sums_recorded(shape, witnesses, t)
+    }
+}
+
+/// A device that faults mid-batch is retired and says so; its failing job fails with the
+/// device's error, the other prover proves every other job, and later batches run on the
+/// provers left. With every prover retired, a batch is refused with a typed error.
+#[cfg(feature = "cuda")]
+#[test]
+fn a_sticky_device_error_retires_that_prover_and_the_others_go_on() {
+    let (params, shape) = setup();
+    let faulting = |fail_from: usize| -> SharedProver {
+        Arc::new(FaultingDevice { inner: CpuProver::new(params.clone()), calls: 0.into(), fail_from })
+    };
+    // The healthy prover is slowed a little so that the faulting one surely takes a job.
+    let slow_cpu = hooked(|_| std::thread::sleep(Duration::from_millis(30)));
+    let scheduler = Scheduler::new(vec![faulting(0), slow_cpu], config(2, 2, 2)).unwrap();
+    let jobs = |n: u64| (0..n).map(|i| Job::new(circuit(i), Randomness::Seed(i))).collect();
+    let report = scheduler.run(shape.clone(), jobs(10)).unwrap();
+    let m = report.metrics.clone();
+    assert_eq!(m.retired, vec!["faulting-device".to_string()], "{m:?}");
+    assert_eq!((m.jobs_done, m.jobs_failed), (9, 1), "{m:?}");
+    let failed: Vec<&JobError> = report.outcomes.iter().filter_map(|o| o.result.as_ref().err()).collect();
+    assert!(
+        matches!(failed[..], [JobError::Prove { source, .. }] if source.is_device_lost()),
+        "the faulting job fails with the device's error: {failed:?}"
+    );
+    for o in report.outcomes.iter().filter(|o| o.result.is_ok()) {
+        assert!(verifies(o.result.as_ref().unwrap(), o.index as u64), "job {}", o.index);
+    }
+    assert_eq!(scheduler.retired(), vec!["faulting-device".to_string()]);
+
+    // The next batch runs on the CPU prover alone (both fixed workers on it now).
+    assert!(scheduler.worker_provers().iter().all(|p| p.name() == "cpu-hooked"));
+    let m = scheduler.run(shape.clone(), jobs(3)).unwrap().metrics;
+    assert_eq!((m.jobs_done, m.jobs_failed, m.workers), (3, 0, 2), "{m:?}");
+    assert!(m.retired.is_empty(), "retired during an earlier batch, not this one: {m:?}");
+
+    // Only faulting provers: once both are retired nothing can prove.
+    let scheduler = Scheduler::new(vec![faulting(1)], config(1, 2, 1)).unwrap();
+    let report = scheduler.run(shape.clone(), jobs(3)).unwrap();
+    assert_eq!(report.metrics.jobs_done, 1, "one proof before the fault: {:?}", report.metrics);
+    let err = scheduler.run(shape, jobs(1)).unwrap_err();
+    assert!(matches!(err, SchedError::AllRetired { .. }), "{err}");
+}
