@@ -9,8 +9,8 @@ use std::sync::Mutex;
 use log::{Level, LevelFilter, Log, Metadata, Record};
 
 /// Log targets (module paths) whose warnings mean the GPU was not used: bellperson's GPU
-/// locks and kernels, and ec-gpu-gen's kernels.
-const GPU_TARGETS: &[&str] = &["bellperson::gpu", "ec_gpu_gen"];
+/// locks and kernels, ec-gpu-gen's kernels, rust-gpu-tools' device discovery.
+const GPU_TARGETS: &[&str] = &["bellperson::gpu", "ec_gpu_gen", "rust_gpu_tools"];
 
 static GPU_WARNINGS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
@@ -47,7 +47,16 @@ pub fn install(verbose: bool) {
     }
 }
 
-/// The GPU warnings logged since the last call, oldest first.
+/// The GPU warnings logged since the last call, oldest first, each once (bellperson repeats
+/// its fallback warning per kernel it tried), with how often it came when more than once.
 pub fn take_gpu_warnings() -> Vec<String> {
-    std::mem::take(&mut *GPU_WARNINGS.lock().unwrap_or_else(|e| e.into_inner()))
+    let all = std::mem::take(&mut *GPU_WARNINGS.lock().unwrap_or_else(|e| e.into_inner()));
+    let mut unique: Vec<(String, usize)> = Vec::new();
+    for w in all {
+        match unique.iter_mut().find(|(u, _)| *u == w) {
+            Some((_, n)) => *n += 1,
+            None => unique.push((w, 1)),
+        }
+    }
+    unique.into_iter().map(|(w, n)| if n > 1 { format!("{w} ({n} times)") } else { w }).collect()
 }

@@ -71,9 +71,10 @@ pub fn peer_bundle(sh: &Shell, args: &[String]) -> Result {
 
     sh.remove_path(BUNDLE)?;
     sh.create_dir(format!("{BUNDLE}/bin"))?;
+    let nvcc_append = supraseal_nvcc_append(&cargo_home());
     for f in flavours {
         let feature = f.feature;
-        let _append = (feature == "supraseal").then(|| sh.push_env("NVCC_APPEND_FLAGS", SUPRASEAL_NVCC_APPEND));
+        let _append = (feature == "supraseal").then(|| sh.push_env("NVCC_APPEND_FLAGS", &nvcc_append));
         println!("peer-bundle: building kiln-peers --features {feature} (sm_90; ~10 minutes on 2 cores)");
         let json = cmd!(
             sh,
@@ -88,7 +89,7 @@ pub fn peer_bundle(sh: &Shell, args: &[String]) -> Result {
         let dest = format!("{BUNDLE}/bin/{}", f.binary);
         sh.copy_file(&exe, &dest)?;
         cmd!(sh, "strip {dest}").run()?;
-        report_paths(&dest, &[&root, &toolkit, &home()])?;
+        report_paths(&dest, &[&root, &toolkit, &cargo_home(), &home()])?;
     }
     sh.write_file(format!("{BUNDLE}/run-peers.sh"), sh.read_file("peers/run-peers.sh")?)?;
     cmd!(sh, "chmod +x {BUNDLE}/run-peers.sh").run()?;
@@ -109,6 +110,21 @@ pub fn peer_bundle(sh: &Shell, args: &[String]) -> Result {
     Ok(())
 }
 
+/// NVCC_APPEND_FLAGS of the supraseal build: sm_90 SASS, and the crate sources' folder written
+/// as `/cargo` in the `__FILE__` strings of sppark's host code (gcc's -ffile-prefix-map; nvcc
+/// splits this variable at spaces, so a folder with one is left as it is).
+fn supraseal_nvcc_append(cargo_home: &Path) -> String {
+    let home = cargo_home.display().to_string();
+    if home.contains(char::is_whitespace) || home.contains(',') {
+        return SUPRASEAL_NVCC_APPEND.to_string();
+    }
+    format!("{SUPRASEAL_NVCC_APPEND} -Xcompiler -ffile-prefix-map={home}=/cargo")
+}
+
+fn cargo_home() -> PathBuf {
+    std::env::var_os("CARGO_HOME").map(PathBuf::from).unwrap_or_else(|| home().join(".cargo"))
+}
+
 fn home() -> PathBuf {
     std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/root"))
 }
@@ -116,7 +132,7 @@ fn home() -> PathBuf {
 /// rustc flags that write the machine's folders as neutral prefixes into what it compiles
 /// (panic locations, debug info): the workspace, cargo's home (crate sources), the toolkit.
 fn remap_flags(root: &Path, toolkit: &Path) -> String {
-    let cargo_home = std::env::var_os("CARGO_HOME").map(PathBuf::from).unwrap_or_else(|| home().join(".cargo"));
+    let cargo_home = cargo_home();
     let mut flags: Vec<String> = std::env::var("CARGO_ENCODED_RUSTFLAGS")
         .ok()
         .filter(|f| !f.is_empty())
@@ -156,7 +172,9 @@ pub fn toolkit(sh: &Shell, nvcc: &Path) -> Result<PathBuf> {
     }
     for needed in ["bin/nvcc.profile", "include/cuda.h", "lib", "nvvm"] {
         if !cuda.join(needed).exists() {
-            return Err(format!("{}: no {needed}: not the pip layout of `cargo xtask cuda-setup`", cuda.display()).into());
+            return Err(
+                format!("{}: no {needed}: not the pip layout of `cargo xtask cuda-setup`", cuda.display()).into()
+            );
         }
     }
     let dir = sh.current_dir().join(TOOLKIT);
@@ -183,9 +201,11 @@ pub fn toolkit(sh: &Shell, nvcc: &Path) -> Result<PathBuf> {
         symlink(&entry, &target.join("lib").join(entry.file_name().ok_or("a library without a name")?))?;
     }
     // `-lcudart` for a shared runtime needs the unversioned name.
-    if let Some(cudart) = sh.read_dir(cuda.join("lib"))?.into_iter().find(|p| {
-        p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("libcudart.so."))
-    }) {
+    if let Some(cudart) = sh
+        .read_dir(cuda.join("lib"))?
+        .into_iter()
+        .find(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("libcudart.so.")))
+    {
         symlink(&cudart, &target.join("lib/libcudart.so"))?;
     }
     symlink(Path::new("targets/x86_64-linux/include"), &dir.join("include"))?;
@@ -237,14 +257,20 @@ fn stub_source(header: &str) -> String {
                 i += 1;
             }
             let ident = &header[start..i];
-            if ident.len() > 2 && ident.starts_with("cu") && ident.as_bytes()[2].is_ascii_uppercase() && !names.contains(&ident) {
+            if ident.len() > 2
+                && ident.starts_with("cu")
+                && ident.as_bytes()[2].is_ascii_uppercase()
+                && !names.contains(&ident)
+            {
                 names.push(ident);
             }
         } else {
             i += 1;
         }
     }
-    let mut c = String::from("/* Link-time stub of the CUDA driver API, generated from cuda.h by `cargo xtask peer-bundle`. */\n");
+    let mut c = String::from(
+        "/* Link-time stub of the CUDA driver API, generated from cuda.h by `cargo xtask peer-bundle`. */\n",
+    );
     for n in names {
         c += &format!("void {n}(void) {{}}\n");
     }
@@ -263,6 +289,15 @@ mod tests {
             stub_source(header).lines().skip(1).collect::<Vec<_>>(),
             ["void cuMemAlloc(void) {}", "void cuMemAlloc_v2(void) {}", "void cuInit(void) {}"]
         );
+    }
+
+    #[test]
+    fn supraseal_flags_remap_the_crate_sources() {
+        assert_eq!(
+            supraseal_nvcc_append(Path::new("/h/.cargo")),
+            "-gencode arch=compute_90,code=sm_90 -Xcompiler -ffile-prefix-map=/h/.cargo=/cargo"
+        );
+        assert_eq!(supraseal_nvcc_append(Path::new("/my home/.cargo")), SUPRASEAL_NVCC_APPEND);
     }
 
     #[test]
