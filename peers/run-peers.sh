@@ -14,8 +14,9 @@
 # (2^20) fits in one; add the larger sizes in later calls on the same (warm) machine, e.g.
 #   CIRCUITS=porep LOGS=22 bash run-peers.sh;  CIRCUITS=squaring LOGS=22 bash run-peers.sh
 #   LOGS=24 BATCHES=1 PROVERS="kiln-gpu bellperson-cuda supraseal-c2" bash run-peers.sh
-# Results accumulate in $WORK; each run ends with the table of all of them. No cell starts
-# after BUDGET seconds, so a call ends with its table instead of being killed.
+# Results accumulate in $WORK (a cell run again pools its runs); each run ends with the table
+# of all of them. No cell starts after BUDGET seconds, so a call ends with its table instead
+# of being killed.
 #   WORK      parameters and results                      [peer-work]
 #   CIRCUITS  built-in circuits                           [porep squaring]
 #   LOGS      log2 sizes                                  [20]
@@ -88,7 +89,9 @@ cell() {
     else
         local rc=$?
         local why="exit $rc"; [ $rc = 124 ] && why="timed out after ${CELL_TIMEOUT}s"
-        echo "$label: $why" | tee -a "$failures"
+        # kiln --json writes its error as JSON on stdout: show it, and keep its last line.
+        cut -c1-400 "$out"
+        echo "$label: $why $(tail -n 1 "$out" | cut -c1-300)" | tee -a "$failures"
     fi
     rm -f "$out"
 }
