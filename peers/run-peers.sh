@@ -64,7 +64,7 @@ table() {
 }
 
 case $mode in
-    help|-h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+    help|-h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     table) table; exit $? ;;
     run) ;;
     *) echo "usage: run-peers.sh [run | table | help]"; exit 2 ;;
