@@ -4,6 +4,7 @@ mod bundle;
 mod cargo_json;
 mod cuda;
 mod package;
+mod peers;
 mod sass;
 
 use std::path::{Path, PathBuf};
@@ -25,6 +26,10 @@ cargo xtask <task>          (cargo xtask --help: this list)
   gpu-bundle   build release GPU test and bench binaries plus the kiln CLI into bundle/ with a
                run.sh, for the GPU machine (options: --archs 90 (default),
                --packages kiln-cuda,kiln-field (default: every crate with GPU tests))
+  peer-bundle  build the peer benchmark (peers/: bellperson 0.27 with its CUDA prover, and
+               supraseal-c2) for sm_90 into peer-bundle.tar.xz with run-peers.sh, which runs kiln
+               and the peers side by side on the GPU machine (option: --only cuda|supraseal);
+               lays a CUDA toolkit folder around the cuda-setup nvcc in .cuda/peers-toolkit
   package      cargo package every crate (no verification: they are publish = false), unpack the
                packages into a scratch workspace and cargo check it: no crate reads outside its folder
   dist         release build of kiln with kernels for every architecture, stripped, with SHA256SUMS
@@ -40,6 +45,7 @@ enum Task<'a> {
     CudaSetup,
     Ci,
     GpuBundle(&'a [String]),
+    PeerBundle(&'a [String]),
     Dist,
     Package,
     Sass(&'a [String]),
@@ -59,6 +65,7 @@ fn parse(args: &[String]) -> std::result::Result<Task<'_>, String> {
         "dist" => no_options(Task::Dist),
         "package" => no_options(Task::Package),
         "gpu-bundle" => Ok(Task::GpuBundle(rest)),
+        "peer-bundle" => Ok(Task::PeerBundle(rest)),
         "sass" => Ok(Task::Sass(rest)),
         other => Err(format!("unknown task `{other}` (`cargo xtask --help` lists them)")),
     }
@@ -93,6 +100,7 @@ fn run(args: &[String]) -> Result {
         }
         Task::Ci => ci(&sh),
         Task::GpuBundle(rest) => bundle::gpu_bundle(&sh, rest),
+        Task::PeerBundle(rest) => peers::peer_bundle(&sh, rest),
         Task::Dist => dist(&sh),
         Task::Package => package::package(&sh),
         Task::Sass(rest) => sass::sass(&sh, rest),
@@ -197,6 +205,8 @@ mod tests {
         assert_eq!(parse(&words("cuda-setup")), Ok(Task::CudaSetup));
         let bundle = words("gpu-bundle --archs 90");
         assert_eq!(parse(&bundle), Ok(Task::GpuBundle(&bundle[1..])));
+        let peers = words("peer-bundle --only cuda");
+        assert_eq!(parse(&peers), Ok(Task::PeerBundle(&peers[1..])));
         let sass = words("sass field/bench.cu bench_fp_mul");
         assert_eq!(parse(&sass), Ok(Task::Sass(&sass[1..])));
     }
