@@ -10,7 +10,9 @@ mod device;
 
 pub use device::{DeviceModel, Engine, Micros, OpId, OutOfMemory, StreamId};
 
+use std::cell::RefCell;
 use std::fmt;
+use std::rc::Rc;
 
 use crate::policy::{Lanes, LockError, LockPolicy, MemoryStrategy, Section, WorkerId};
 
@@ -298,7 +300,8 @@ struct Sim<'a, P> {
     workers: Vec<Worker>,
     report: Report,
     retries: u32,
-    stage: Option<Stage>,
+    /// The witness stage, shared by every device of a run ([`run_devices`]).
+    stage: Option<Rc<RefCell<Stage>>>,
 }
 
 /// The witness stage in simulated time.
@@ -320,10 +323,10 @@ enum Producer {
 }
 
 impl Stage {
-    fn new(scenario: &Scenario, s: WitnessStage) -> Stage {
+    fn new(scenarios: &[Scenario], s: WitnessStage) -> Stage {
         // Witnesses are taken in time order across workers; with alike partitions the order
         // of their preps does not matter, so take them worker by worker.
-        let to_make = scenario.work.iter().flatten().map(|p| p.prep).collect();
+        let to_make = scenarios.iter().flat_map(|sc| sc.work.iter().flatten()).map(|p| p.prep).collect();
         Stage { threads: vec![Producer::Idle; s.cpu_threads.max(1)], queued: 0, queue_depth: s.queue_depth, to_make }
     }
 
@@ -429,7 +432,8 @@ impl<P: LockPolicy> Sim<'_, P> {
         match step {
             Step::Cpu(d) => self.workers[w].state = State::Sleep(now + d),
             Step::TakeWitness => {
-                let stage = self.stage.as_mut().expect("TakeWitness only with a witness stage");
+                let stage = self.stage.as_ref().expect("TakeWitness only with a witness stage");
+                let mut stage = stage.borrow_mut();
                 if stage.queued == 0 {
                     self.workers[w].state = State::Blocked;
                     return Ok(!was_blocked);
@@ -529,83 +533,120 @@ impl<P: LockPolicy> Sim<'_, P> {
 
 /// Plays `scenario` under `policy` on a fresh [`DeviceModel`].
 pub fn run<P: LockPolicy>(scenario: &Scenario, policy: P) -> Result<Report, SimError> {
-    let strategy = policy.memory_strategy();
-    let lanes = policy.lanes();
-    let streams = scenario.work.len().max(lanes.unwrap_or(0));
-    let workers = (0..scenario.work.len())
-        .map(|w| Worker {
-            program: program(scenario, w, strategy, lanes),
-            pc: 0,
-            state: State::Ready,
-            last_op: None,
-            alloc_stream: None,
-            in_lane: false,
+    let mut reports = run_devices(std::slice::from_ref(scenario), vec![policy])?;
+    Ok(reports.remove(0))
+}
+
+/// Plays one scenario per device, each under its own policy, side by side in one simulated
+/// time: the machine of several GPUs kiln-sched drives. Scenarios with a witness stage share
+/// one (the first scenario's settings): a pool of CPU threads feeding every device's workers.
+/// One report per device; the makespan of each is the machine's.
+pub fn run_devices<P: LockPolicy>(scenarios: &[Scenario], policies: Vec<P>) -> Result<Vec<Report>, SimError> {
+    assert_eq!(scenarios.len(), policies.len(), "one policy per device");
+    let stage = scenarios
+        .iter()
+        .find_map(|s| s.witness_stage)
+        .map(|settings| Rc::new(RefCell::new(Stage::new(scenarios, settings))));
+    let mut sims: Vec<Sim<'_, P>> = scenarios
+        .iter()
+        .zip(policies)
+        .map(|(scenario, policy)| {
+            let strategy = policy.memory_strategy();
+            let lanes = policy.lanes();
+            let streams = scenario.work.len().max(lanes.unwrap_or(0));
+            let workers = (0..scenario.work.len())
+                .map(|w| Worker {
+                    program: program(scenario, w, strategy, lanes),
+                    pc: 0,
+                    state: State::Ready,
+                    last_op: None,
+                    alloc_stream: None,
+                    in_lane: false,
+                })
+                .collect();
+            Sim {
+                scenario,
+                report: Report {
+                    policy: policy.name(),
+                    makespan: 0,
+                    gpu_busy: 0.0,
+                    peak_bytes: 0,
+                    ooms: 0,
+                    fallbacks: 0,
+                    stall: 0,
+                    global_overlaps: 0,
+                    partitions: 0,
+                    lanes,
+                    notes: Vec::new(),
+                },
+                policy,
+                device: DeviceModel::new(scenario.capacity, streams, scenario.release_threshold),
+                workers,
+                retries: 0,
+                stage: scenario.witness_stage.and(stage.clone()),
+            }
         })
         .collect();
-    let mut sim = Sim {
-        scenario,
-        report: Report {
-            policy: policy.name(),
-            makespan: 0,
-            gpu_busy: 0.0,
-            peak_bytes: 0,
-            ooms: 0,
-            fallbacks: 0,
-            stall: 0,
-            global_overlaps: 0,
-            partitions: 0,
-            lanes,
-            notes: Vec::new(),
-        },
-        policy,
-        device: DeviceModel::new(scenario.capacity, streams, scenario.release_threshold),
-        workers,
-        retries: 0,
-        stage: scenario.witness_stage.map(|s| Stage::new(scenario, s)),
-    };
     loop {
-        // Let every worker act until nobody can at this instant, lowest index first.
+        // Let every worker of every device act until nobody can at this instant.
         loop {
-            let now = sim.device.now();
-            let mut any = sim.stage.as_mut().is_some_and(|s| s.advance(now));
-            for w in 0..sim.workers.len() {
-                while sim.step(w)? {
-                    any = true;
+            let now = sims.first().map_or(0, |s| s.device.now());
+            let mut any = stage.as_ref().is_some_and(|s| s.borrow_mut().advance(now));
+            for sim in sims.iter_mut() {
+                for w in 0..sim.workers.len() {
+                    while sim.step(w)? {
+                        any = true;
+                    }
                 }
             }
             if !any {
                 break;
             }
         }
-        if sim.workers.iter().all(|w| w.state == State::Done) {
+        if sims.iter().all(|sim| sim.workers.iter().all(|w| w.state == State::Done)) {
             break;
         }
-        let wake = sim
-            .workers
+        let wake = sims
             .iter()
-            .filter_map(|w| if let State::Sleep(t) = w.state { Some(t) } else { None })
-            .chain(sim.device.next_completion())
-            .chain(sim.stage.as_ref().and_then(Stage::next_wake))
+            .flat_map(|sim| {
+                sim.workers
+                    .iter()
+                    .filter_map(|w| if let State::Sleep(t) = w.state { Some(t) } else { None })
+                    .chain(sim.device.next_completion())
+            })
+            .chain(stage.as_ref().and_then(|s| s.borrow().next_wake()))
             .min();
         match wake {
-            Some(t) => sim.device.advance_to(t),
+            Some(t) => sims.iter_mut().for_each(|sim| sim.device.advance_to(t)),
             None => {
-                let blocked = sim
-                    .workers
+                let time = sims.first().map_or(0, |s| s.device.now());
+                let blocked = sims
                     .iter()
-                    .enumerate()
-                    .filter(|(_, w)| w.state != State::Done)
-                    .map(|(i, w)| (i, format!("{:?} at {:?}", w.state, w.program.get(w.pc))))
+                    .flat_map(|sim| {
+                        sim.workers
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, w)| w.state != State::Done)
+                            .map(|(i, w)| (i, format!("{:?} at {:?}", w.state, w.program.get(w.pc))))
+                    })
                     .collect();
-                return Err(SimError::Deadlock { time: sim.device.now(), blocked });
+                return Err(SimError::Deadlock { time, blocked });
             }
         }
     }
-    sim.report.makespan = sim.device.now();
-    sim.report.peak_bytes = sim.device.peak_used();
-    sim.report.gpu_busy =
-        if sim.report.makespan == 0 { 0.0 } else { sim.device.compute_busy() as f64 / sim.report.makespan as f64 };
-    Ok(sim.report)
+    Ok(sims
+        .into_iter()
+        .map(|mut sim| {
+            sim.report.makespan = sim.device.now();
+            sim.report.peak_bytes = sim.device.peak_used();
+            sim.report.gpu_busy = if sim.report.makespan == 0 {
+                0.0
+            } else {
+                sim.device.compute_busy() as f64 / sim.report.makespan as f64
+            };
+            sim.report
+        })
+        .collect())
 }
 
 #[cfg(test)]

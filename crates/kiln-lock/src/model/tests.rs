@@ -220,3 +220,49 @@ fn model_predicts_the_measured_orchestrator_within_15_percent() {
         assert!((got / want - 1.0).abs() <= 0.15, "{workers} workers: predicted {got:.1}, measured {want:.1}\n{r}");
     }
 }
+
+/// kiln-sched's machine of `devices` GPUs: `jobs` partitions spread over the devices, two
+/// lanes each, one witness stage of `cpu_threads` threads feeding them all.
+fn machine(devices: usize, jobs: usize, cpu_threads: usize) -> Vec<Scenario> {
+    let stage = WitnessStage { cpu_threads, queue_depth: 2 };
+    (0..devices)
+        .map(|d| {
+            let share = jobs / devices + usize::from(d < jobs % devices);
+            Scenario::orchestrated(138 * GIB, 6 * GIB, 2, share, POREP_2_24, stage)
+        })
+        .collect()
+}
+
+fn run_machine(scenarios: &[Scenario]) -> (f64, Vec<Report>) {
+    let policies = scenarios.iter().map(|s| s.kiln_lanes().unwrap()).collect();
+    let reports = run_devices(scenarios, policies).unwrap();
+    for r in &reports {
+        assert_eq!((r.ooms, r.global_overlaps), (0, 0), "{r}");
+    }
+    let done: usize = reports.iter().map(|r| r.partitions).sum();
+    assert_eq!(done, scenarios.iter().map(|s| s.work.iter().map(Vec::len).sum::<usize>()).sum::<usize>());
+    let makespan = reports.iter().map(|r| r.makespan).max().unwrap();
+    (done as f64 * 60e6 / makespan as f64, reports)
+}
+
+/// Several GPUs in the model, fed by one witness stage: with the CPU stage wide enough the
+/// machine scales with its GPUs (≥ 0.9 × N, issue 22's bar), every device busy; with the H200
+/// host's ten witness threads, eight GPUs outrun the CPU stage and the throughput stops at
+/// what ten threads make (about 490 witnesses a minute at 1.22 s each).
+#[test]
+fn several_devices_scale_until_the_witness_stage_binds() {
+    let (one, _) = run_machine(&machine(1, 80, 64));
+    for n in [2, 4] {
+        let (many, reports) = run_machine(&machine(n, 80 * n, 64));
+        println!("{n} devices: {many:.1} proofs/min against {one:.1} on one");
+        assert!(many >= 0.9 * n as f64 * one, "{n} devices: {many:.1} proofs/min, one device {one:.1}");
+        for r in &reports {
+            assert!(r.gpu_busy > 0.8, "every device kept busy: {r}");
+        }
+    }
+    let cpu_bound = 10.0 * 60e6 / POREP_2_24.prep as f64;
+    let (eight, _) = run_machine(&machine(8, 640, 10));
+    println!("8 devices, 10 witness threads: {eight:.1} proofs/min (the CPU stage makes {cpu_bound:.1})");
+    assert!(eight <= cpu_bound * 1.01, "the witness stage binds: {eight:.1} > {cpu_bound:.1}");
+    assert!(eight < 0.9 * 8.0 * one, "eight GPUs are starved by ten threads");
+}
