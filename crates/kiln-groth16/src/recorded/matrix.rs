@@ -59,6 +59,22 @@ impl std::fmt::Debug for SparseMatrix {
 /// and its coefficient code, `None` for ONE.
 pub(crate) type Term = (u32, Option<u32>);
 
+/// The term at `pos` of a row (not an [`EMPTY_ROW`] word): its z index, its coefficient code
+/// (`None` for ONE) and whether it ends the row; `pos` moves past it. The one decoder of
+/// the encoding, shared by evaluation, the transposed product and [`SparseMatrix::rows`].
+#[inline(always)]
+fn read_term(words: &[u32], pos: &mut usize) -> (usize, Option<u32>, bool) {
+    let w = words[*pos];
+    *pos += 1;
+    let code = if w & COEFF != 0 {
+        *pos += 1;
+        Some(words[*pos - 1])
+    } else {
+        None
+    };
+    ((w >> 2) as usize, code, w & LAST != 0)
+}
+
 impl SparseMatrix {
     /// Rows (constraints).
     pub fn num_rows(&self) -> usize {
@@ -141,18 +157,10 @@ impl SparseMatrix {
         let mut pos = 0;
         // Reads the term at `pos`: (coefficient code or None for ONE, z value, last in row).
         let term = |pos: &mut usize| {
-            let w = words[*pos];
-            *pos += 1;
-            let i = (w >> 2) as usize;
+            let (i, code, last) = read_term(words, pos);
             // Inputs are few (hundreds at most): this branch is almost always "aux".
             let x = if i < num_inputs { input[i] } else { aux[i - num_inputs] };
-            let code = if w & COEFF != 0 {
-                *pos += 1;
-                Some(words[*pos - 1])
-            } else {
-                None
-            };
-            (code, x, w & LAST != 0)
+            (code, x, last)
         };
         for o in out.iter_mut() {
             if words[pos] == EMPTY_ROW {
@@ -201,15 +209,7 @@ impl SparseMatrix {
                     continue;
                 }
                 loop {
-                    let w = self.words[pos];
-                    pos += 1;
-                    let code = if w & COEFF != 0 {
-                        pos += 1;
-                        Some(self.words[pos - 1])
-                    } else {
-                        None
-                    };
-                    let z = (w >> 2) as usize;
+                    let (z, code, last) = read_term(&self.words, &mut pos);
                     if range.contains(&z) {
                         let slot = &mut part[z - range.start];
                         match code {
@@ -219,7 +219,7 @@ impl SparseMatrix {
                             Some(c) => *slot += weight * coeffs[c as usize],
                         }
                     }
-                    if w & LAST != 0 {
+                    if last {
                         break;
                     }
                 }
@@ -238,16 +238,9 @@ impl SparseMatrix {
                 return row;
             }
             loop {
-                let w = self.words[pos];
-                pos += 1;
-                let code = if w & COEFF != 0 {
-                    pos += 1;
-                    Some(self.words[pos - 1])
-                } else {
-                    None
-                };
-                row.push(((w >> 2) as usize, code));
-                if w & LAST != 0 {
+                let (z, code, last) = read_term(&self.words, &mut pos);
+                row.push((z, code));
+                if last {
                     return row;
                 }
             }

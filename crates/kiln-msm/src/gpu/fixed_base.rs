@@ -76,13 +76,6 @@ impl std::fmt::Debug for FixedBase {
     }
 }
 
-/// Device bytes a [`FixedBase`] of `curve` and `capacity` takes (table, per-chunk buffers).
-pub fn fixed_base_bytes(curve: Curve, capacity: usize) -> usize {
-    let table = windows(WINDOW_BITS) as usize * (1 << (WINDOW_BITS - 1)) * curve.affine_bytes();
-    let per_point = 32 + curve.xyzz_bytes() + curve.field_bytes() + curve.affine_bytes();
-    table + capacity.max(1) * per_point
-}
-
 impl FixedBase {
     /// Multiplications of the G1 point `base`, in chunks of at most `capacity` scalars.
     pub fn g1(

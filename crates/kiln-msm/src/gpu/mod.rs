@@ -24,7 +24,7 @@ pub mod plan;
 
 pub use bases::{GpuBases, Scalars};
 pub use context::{GpuSplit, MsmContext};
-pub use fixed_base::{FixedBase, fixed_base_bytes};
+pub use fixed_base::FixedBase;
 pub use plan::{Plan, scratch_bytes, window_bits};
 
 use kiln_field::{DeviceLayout, Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective};
