@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # kiln and its peers side by side on one GPU machine (issue 19): the same circuits, the same
-# parameter files, every proof verified by kiln's verifier; one table at the end.
+# parameter files, every proof verified by kiln's verifier; one table at the end. kiln makes its
+# witnesses by the circuits' bellpepper synthesis as the peers do (--generic-witness), so the
+# table compares provers, not witness generators.
 #
 # Usage: run-peers.sh [run | table | help]   (default: run)
 #   run    for each circuit and size: parameters once (kiln setup --backend gpu, written where
@@ -121,10 +123,10 @@ for circuit in $CIRCUITS; do
                         backend=${prover#kiln-}
                         if [ "$batch" = 1 ]; then
                             cell "$label" "$KILN" bench --backend "$backend" --circuit "$circuit" --log-size "$log" \
-                                --repeat "$REPEAT" --json
+                                --generic-witness --repeat "$REPEAT" --json
                         else
                             cell "$label" "$KILN" bench --backend "$backend" --circuit "$circuit" --log-size "$log" \
-                                --partitions "$batch" --repeat "$REPEAT" --json
+                                --partitions "$batch" --generic-witness --repeat "$REPEAT" --json
                         fi ;;
                     bellperson-cpu|bellperson-cuda)
                         cell "$label" "$peers_cuda" prove --prover "$prover" --params "$params" --circuit "$circuit" \

@@ -9,8 +9,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use kiln_groth16::atomic::{AtomicFile, write_atomic};
 use kiln_groth16::circuits::{Builtin, Kind};
 use kiln_groth16::{
-    Check, Parameters, PreparedVerifyingKey, Progress, Proof, ProofError, ProofReader, ProveOptions, Scalar, Shape,
-    Timings, Trapdoor, create_proofs, create_proofs_recorded, gpu_setup, setup_with_trapdoor, verify_proofs_batch,
+    Check, Groth16Error, Parameters, PreparedVerifyingKey, Progress, Proof, ProofError, ProofReader, ProveOptions,
+    Scalar, Shape, Timings, Trapdoor, Witness, create_proofs, gpu_setup, prove_witnesses, setup_with_trapdoor,
+    verify_proofs_batch,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -145,9 +146,33 @@ pub struct BenchArgs {
     /// proofs.
     #[arg(long, default_value_t = 0, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=MAX_REPEAT))]
     partitions: usize,
+    /// Make each witness by the circuit's bellpepper synthesis, one thread, as the peers do
+    /// (for side-by-side comparisons), instead of the built-in circuit's own witness
+    /// generator (porep's runs on every core).
+    #[arg(long)]
+    generic_witness: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+impl BenchArgs {
+    /// Circuit `c`'s witness through `shape`, the way `--generic-witness` says.
+    fn witness(&self, c: Builtin, shape: &Shape) -> Result<Witness, Groth16Error> {
+        if self.generic_witness { shape.witness(c) } else { c.witness(shape) }
+    }
+
+    /// A job of the orchestrator proving circuit `c`, its witness made as [`BenchArgs::witness`].
+    fn job(&self, c: Builtin, randomness: kiln_sched::Randomness) -> kiln_sched::Job {
+        let generic = self.generic_witness;
+        let witness = move |shape: &Shape| if generic { shape.witness(c) } else { c.witness(shape) };
+        kiln_sched::Job::from_witness_fn(Box::new(witness), randomness)
+    }
+
+    /// How witnesses are made, for reports.
+    fn witness_kind(&self) -> &'static str {
+        if self.generic_witness { "generic" } else { "direct" }
+    }
 }
 
 /// Progress bars on stderr (hidden when stderr is not a terminal or with --json).
@@ -488,7 +513,9 @@ fn run_bench(args: &BenchArgs) -> Result<RunReport, CliError> {
     for _ in 0..args.repeat {
         let start = Instant::now();
         let r_s = [(Scalar::random(&mut rng), Scalar::random(&mut rng))];
-        let (p, t) = create_proofs_recorded(backend.as_ref(), Some(&shape), vec![c], &r_s, options)?;
+        let witness = args.witness(c, &shape)?;
+        let mut t = Timings { synthesis: start.elapsed(), ..Timings::default() };
+        let p = prove_witnesses(backend.as_ref(), &shape, &[witness], &r_s, options, &mut t)?;
         walls.push(start.elapsed());
         timings.push(t);
         proof = Some(p[0]);
@@ -605,7 +632,13 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
     let config = kiln_sched::Config { workers, options, cpu_threads, ..defaults };
     let scheduler = kiln_sched::Scheduler::new(provers, config)?;
     if !args.json {
-        println!("circuit   {} with 2^{} constraints, backend {}", c.circuit, c.log_size, backend);
+        println!(
+            "circuit   {} with 2^{} constraints, backend {}, {} witness",
+            c.circuit,
+            c.log_size,
+            backend,
+            args.witness_kind()
+        );
         println!("shape     recorded in {:.1} ms", ms(record));
         let made = if gpu.is_some() { "set up on the gpu" } else { "set up on the cpu" };
         println!("params    {} in {:.1} ms", if cached { "loaded from cache" } else { made }, ms(setup));
@@ -615,7 +648,7 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
         let jobs = (0..args.partitions as u64)
             .map(|i| {
                 let (r, s) = (Scalar::random(&mut seeds), Scalar::random(&mut seeds));
-                kiln_sched::Job::new(c.circuit_at(i), kiln_sched::Randomness::Given(r, s))
+                args.job(c.circuit_at(i), kiln_sched::Randomness::Given(r, s))
             })
             .collect();
         let report = scheduler.run(shape.clone(), jobs)?;
@@ -636,7 +669,12 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
                 "queue_depth": m.queue_depth,
                 "wall_ms": ms(m.wall),
                 "proofs_per_minute": m.proofs_per_minute(),
+                "witness": args.witness_kind(),
                 "busy_fraction": m.busy_fraction(),
+                "fill_ms": ms(m.fill),
+                "device_busy_fraction": m.device_busy_fraction(),
+                "device_busy_after_fill": m.device_busy_after_fill(),
+                "devices": m.devices.iter().map(|d| json!({ "name": d.name, "busy_ms": ms(d.busy) })).collect::<Vec<_>>(),
                 "queue_wait_ms": ms(m.queue_wait),
                 "feed_wait_ms": ms(m.feed_wait),
                 "backpressure_wait_ms": ms(m.backpressure_wait),
@@ -660,6 +698,17 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
         );
         println!("wall      {:.1} ms: {:.1} proofs/minute", ms(m.wall), m.proofs_per_minute());
         println!("busy      {:.1}% of the wall time at least one worker was proving", 100.0 * m.busy_fraction());
+        for d in &m.devices {
+            let after = m.wall.saturating_sub(m.fill);
+            println!(
+                "device    {} busy {:.1} ms: {:.1}% of the wall time, {:.1}% after the {:.1} ms fill (first witness)",
+                d.name,
+                ms(d.busy),
+                100.0 * d.busy.as_secs_f64() / m.wall.as_secs_f64().max(f64::MIN_POSITIVE),
+                100.0 * d.busy.as_secs_f64() / after.as_secs_f64().max(f64::MIN_POSITIVE),
+                ms(m.fill)
+            );
+        }
         println!(
             "waits     queue {:.1} ms, backpressure {:.1} ms, workers starved {:.1} ms (summed); peak queue {}, \
              peak witnesses {}",
@@ -696,6 +745,7 @@ fn report(args: &BenchArgs, r: &RunReport, demo: bool) -> CmdResult {
             "setup_on": r.setup_on,
             "peak_rss_bytes": r.peak_rss,
             "repeats": r.timings.len(),
+            "witness": args.witness_kind(),
             "prove_ms": timings_json(&t),
             "wall_ms": ms(wall),
             "wall_min_ms": ms(walls[0]),
@@ -706,7 +756,13 @@ fn report(args: &BenchArgs, r: &RunReport, demo: bool) -> CmdResult {
         });
         println!("{out}");
     } else {
-        println!("circuit   {} with 2^{} constraints, backend {}", c.circuit, c.log_size, r.backend);
+        println!(
+            "circuit   {} with 2^{} constraints, backend {}, {} witness",
+            c.circuit,
+            c.log_size,
+            r.backend,
+            args.witness_kind()
+        );
         println!("shape     recorded in {:.1} ms (constraint matrices, once per run)", r.record_ms);
         if r.cached {
             println!("params    loaded from cache (integrity checked) in {:.1} ms", r.params_ms);

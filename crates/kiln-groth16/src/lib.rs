@@ -13,9 +13,11 @@
 //!   it is returned; the conformance suite both pass.
 //! - [`verifier`]: single and batch verification.
 //! - [`circuits`]: built-in circuits with a size knob.
+//! - [`busy`]: the union of overlapping activities' time (a device's busy time).
 #![doc = include_str!("../README.md")]
 
 pub mod atomic;
+pub mod busy;
 pub mod circuits;
 pub mod error;
 pub mod params;
@@ -27,6 +29,7 @@ pub mod setup;
 pub mod synth;
 pub mod verifier;
 
+pub use busy::{BusyClock, BusySpan};
 pub use error::{Groth16Error, ParamsError, PointFault, ProofError, VerifyError, WriteError};
 pub use params::{Check, Parameters, VerifyingKey};
 pub use progress::{NoProgress, Progress};

@@ -17,7 +17,8 @@
 //! circuit, a proof that does not verify, a panic in the circuit or in the prover. Jobs can
 //! be cancelled ([`BatchHandle::cancel`]) and given a deadline ([`Job::with_deadline`]).
 //! Each batch reports its [`Metrics`]: per-stage waits, jobs done and failed, the proving
-//! stage's busy fraction, the peak queue depth and the peak number of witnesses alive.
+//! stage's busy fraction, each device's busy time ([`DeviceBusy`]: the GPU kept fed or not),
+//! the peak queue depth and the peak number of witnesses alive.
 #![doc = include_str!("../README.md")]
 
 mod error;
@@ -27,5 +28,5 @@ mod scheduler;
 
 pub use error::{JobError, SchedError, Stage};
 pub use job::{Job, JobId, Randomness, WitnessFn};
-pub use metrics::Metrics;
+pub use metrics::{DeviceBusy, Metrics};
 pub use scheduler::{BatchHandle, BatchReport, Config, JobOutcome, Scheduler, SharedProver, Workers};

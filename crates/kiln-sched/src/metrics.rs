@@ -1,11 +1,21 @@
-//! What a batch did: per-stage waits, jobs done and failed, how busy the proving stage was,
-//! and how full the queue between the stages got.
+//! What a batch did: per-stage waits, jobs done and failed, how busy the proving stage and
+//! each device were, and how full the queue between the stages got.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use kiln_groth16::Timings;
+use kiln_groth16::{BusyClock, BusySpan, Timings};
+
+/// One device's busy time during a batch ([`kiln_groth16::Prover::device_busy`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceBusy {
+    /// The prover's name ("cuda:0").
+    pub name: String,
+    /// Time at least one of its lanes was in its compute phase while the batch ran. Batches
+    /// running at once on one device each count the device's whole busy time of their span.
+    pub busy: Duration,
+}
 
 /// A batch's figures, complete once [`crate::BatchHandle::wait`] returns them.
 #[derive(Debug, Clone, Default)]
@@ -36,8 +46,14 @@ pub struct Metrics {
     /// Summed over proving workers: time waiting for a witness (the CPU stage is the
     /// bottleneck when this is large).
     pub starved_wait: Duration,
-    /// Time at least one worker was proving (the union of the proving intervals).
+    /// Time at least one worker was proving (the union of the proving intervals: host
+    /// preparation and verification included).
     pub proving_busy: Duration,
+    /// Submission until the first proof started: the pipeline's fill (the first witness),
+    /// which no overlap can hide within one batch.
+    pub fill: Duration,
+    /// Per device prover, its busy time during the batch (none for the CPU prover).
+    pub devices: Vec<DeviceBusy>,
     /// Most witnesses ever waiting in the queue at once (at most `queue_depth`).
     pub peak_queue_depth: usize,
     /// Most witnesses ever alive at once: generated and not yet dropped by the proving stage.
@@ -54,6 +70,26 @@ impl Metrics {
         if self.wall.is_zero() { 0.0 } else { self.proving_busy.as_secs_f64() / self.wall.as_secs_f64() }
     }
 
+    /// The devices' busy time over the wall time, averaged over the devices; `None` without
+    /// a device. The measure of how well the CPU stage keeps the GPUs fed.
+    pub fn device_busy_fraction(&self) -> Option<f64> {
+        self.device_busy_over(self.wall)
+    }
+
+    /// The same over the wall time after the fill ([`Metrics::fill`]): how busy the devices
+    /// were once the first witness was ready, which is what longer batches approach.
+    pub fn device_busy_after_fill(&self) -> Option<f64> {
+        self.device_busy_over(self.wall.saturating_sub(self.fill))
+    }
+
+    fn device_busy_over(&self, span: Duration) -> Option<f64> {
+        if self.devices.is_empty() || span.is_zero() {
+            return None;
+        }
+        let busy: f64 = self.devices.iter().map(|d| d.busy.as_secs_f64()).sum();
+        Some(busy / self.devices.len() as f64 / span.as_secs_f64())
+    }
+
     /// Proofs made per minute of wall time.
     pub fn proofs_per_minute(&self) -> f64 {
         if self.wall.is_zero() { 0.0 } else { self.jobs_done as f64 * 60.0 / self.wall.as_secs_f64() }
@@ -61,45 +97,41 @@ impl Metrics {
 }
 
 /// The live counters the stages update; turned into [`Metrics`] at the end.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Collector {
     pub(crate) figures: Mutex<Metrics>,
-    busy: Mutex<BusyClock>,
+    /// When the batch was submitted.
+    started: Instant,
+    /// When the first proof started.
+    first_proof: OnceLock<Instant>,
+    proving: BusyClock,
     witnesses: AtomicUsize,
     peak_witnesses: AtomicUsize,
     peak_queue: AtomicUsize,
 }
 
-/// The union of overlapping proving intervals: counts from the first worker starting to the
-/// last one stopping, so two workers proving side by side count once.
-#[derive(Debug, Default)]
-struct BusyClock {
-    active: usize,
-    since: Option<Instant>,
-    total: Duration,
-}
-
 impl Collector {
+    pub(crate) fn new(started: Instant) -> Collector {
+        Collector {
+            figures: Mutex::default(),
+            started,
+            first_proof: OnceLock::new(),
+            proving: BusyClock::default(),
+            witnesses: AtomicUsize::new(0),
+            peak_witnesses: AtomicUsize::new(0),
+            peak_queue: AtomicUsize::new(0),
+        }
+    }
+
     /// Adds to the summed figures.
     pub(crate) fn add(&self, f: impl FnOnce(&mut Metrics)) {
         f(&mut self.figures.lock().unwrap_or_else(|e| e.into_inner()));
     }
 
-    pub(crate) fn proving_started(&self) {
-        let mut b = self.busy.lock().unwrap_or_else(|e| e.into_inner());
-        if b.active == 0 {
-            b.since = Some(Instant::now());
-        }
-        b.active += 1;
-    }
-
-    pub(crate) fn proving_stopped(&self) {
-        let mut b = self.busy.lock().unwrap_or_else(|e| e.into_inner());
-        b.active -= 1;
-        if b.active == 0 {
-            let since = b.since.take();
-            b.total += since.map_or(Duration::ZERO, |s| s.elapsed());
-        }
+    /// A worker starts proving; it stops when the span is dropped.
+    pub(crate) fn proving(&self) -> BusySpan<'_> {
+        self.first_proof.get_or_init(Instant::now);
+        self.proving.enter()
     }
 
     pub(crate) fn witness_made(&self) {
@@ -119,7 +151,8 @@ impl Collector {
     pub(crate) fn finish(&self, wall: Duration) -> Metrics {
         let mut m = self.figures.lock().unwrap_or_else(|e| e.into_inner()).clone();
         m.wall = wall;
-        m.proving_busy = self.busy.lock().unwrap_or_else(|e| e.into_inner()).total;
+        m.proving_busy = self.proving.total();
+        m.fill = self.first_proof.get().map_or(wall, |&t| t.saturating_duration_since(self.started));
         m.peak_witnesses = self.peak_witnesses.load(Ordering::SeqCst);
         m.peak_queue_depth = self.peak_queue.load(Ordering::Relaxed);
         m

@@ -19,7 +19,7 @@ use kiln_groth16::{Proof, ProveOptions, Prover, Scalar, Shape, Timings, Witness,
 
 use crate::error::{JobError, SchedError, Stage, panic_message};
 use crate::job::{Job, JobId};
-use crate::metrics::{Collector, Metrics, add_timings};
+use crate::metrics::{Collector, DeviceBusy, Metrics, add_timings};
 
 /// A prover shared by the proving workers (a CPU prover, or one GPU).
 pub type SharedProver = Arc<dyn Prover + Send + Sync>;
@@ -210,6 +210,11 @@ impl Scheduler {
         &self.config
     }
 
+    /// Its provers (retired ones included).
+    pub fn provers(&self) -> &[SharedProver] {
+        &self.provers
+    }
+
     /// The prover of each proving worker: with [`Workers::Auto`] each prover once per lane,
     /// with [`Workers::Fixed`] the provers in turn. Retired provers get none.
     pub fn worker_provers(&self) -> Vec<SharedProver> {
@@ -262,7 +267,7 @@ impl Scheduler {
         let batch = Arc::new(Batch {
             shape,
             states: (0..n).map(|_| AtomicU8::new(PENDING)).collect(),
-            collector: Collector::default(),
+            collector: Collector::new(started),
             options: self.config.options,
             results: results_tx,
         });
@@ -281,8 +286,11 @@ impl Scheduler {
         drop(feed_tx);
         let (ready_tx, ready) = channel::bounded(self.config.queue_depth);
 
+        // The devices' busy counters now; the batch's share is the difference at the end.
+        let devices = self.provers.iter().filter_map(|p| p.device_busy().map(|busy| (p.clone(), busy))).collect();
         let mut handle = BatchHandle {
             ids,
+            devices,
             batch: batch.clone(),
             results,
             threads: Vec::new(),
@@ -403,12 +411,12 @@ fn proving_stage(batch: &Batch, ready: &Receiver<Ready>, prover: &(dyn Prover + 
             batch.fail(index, id, e, timings);
             continue;
         }
-        batch.collector.proving_started();
+        let proving = batch.collector.proving();
         let mut t = Timings { on_gpu: prover.on_gpu(), ..Timings::default() };
         let proved = catch_unwind(AssertUnwindSafe(|| {
             prove_witnesses(prover, &batch.shape, std::slice::from_ref(&witness), &[r_s], batch.options, &mut t)
         }));
-        batch.collector.proving_stopped();
+        drop(proving);
         drop(witness);
         batch.collector.witness_dropped();
         add_timings(&mut timings, &t);
@@ -439,6 +447,8 @@ fn proving_stage(batch: &Batch, ready: &Receiver<Ready>, prover: &(dyn Prover + 
 /// Dropped before [`BatchHandle::wait`], it cancels the jobs not yet being proved.
 pub struct BatchHandle {
     ids: Vec<JobId>,
+    /// Each device prover and its busy counter at submission.
+    devices: Vec<(SharedProver, Duration)>,
     batch: Arc<Batch>,
     results: Receiver<JobOutcome>,
     threads: Vec<JoinHandle<()>>,
@@ -519,6 +529,14 @@ impl BatchHandle {
         outcomes.sort_by_key(|o| o.index);
         let mut metrics = self.batch.collector.finish(wall);
         metrics.jobs_failed += lost;
+        metrics.devices = self
+            .devices
+            .iter()
+            .map(|(p, before)| DeviceBusy {
+                name: p.name(),
+                busy: p.device_busy().unwrap_or(*before).saturating_sub(*before),
+            })
+            .collect();
         BatchReport { outcomes, metrics }
     }
 }

@@ -327,6 +327,80 @@ fn witnesses_alive_stay_bounded_by_the_queue() {
     assert!(m.proving_busy <= m.wall, "{m:?}");
 }
 
+/// A "device" prover: the CPU prover's sums, with `hold` of device work inside its busy span
+/// (as the GPU prover counts its compute phase).
+struct ClockedDevice {
+    inner: CpuProver,
+    hold: Duration,
+    busy: kiln_groth16::BusyClock,
+}
+
+impl Prover for ClockedDevice {
+    fn name(&self) -> String {
+        "clocked-device".into()
+    }
+    fn parameters(&self) -> &Parameters {
+        self.inner.parameters()
+    }
+    fn device_busy(&self) -> Option<Duration> {
+        Some(self.busy.total())
+    }
+    fn sums(&self, assignments: &[Assignment], t: &mut Timings) -> Result<Vec<Sums>, Groth16Error> {
+        self.inner.sums(assignments, t)
+    }
+    fn sums_recorded(&self, shape: &Shape, witnesses: &[Witness], t: &mut Timings) -> Result<Vec<Sums>, Groth16Error> {
+        let sums = self.inner.sums_recorded(shape, witnesses, t)?;
+        let _busy = self.busy.enter();
+        std::thread::sleep(self.hold);
+        Ok(sums)
+    }
+}
+
+/// Each batch reports its own share of every device's busy time: at least the device work
+/// its jobs held, at most the proving stage's busy time; the fill is the wait for the first
+/// witness. The CPU prover reports no device.
+#[test]
+fn device_busy_time_is_measured_per_batch_and_bounded_by_the_proving_stage() {
+    let (params, shape) = setup();
+    let hold = Duration::from_millis(40);
+    let device = Arc::new(ClockedDevice { inner: CpuProver::new(params), hold, busy: Default::default() });
+    // One CPU thread: the first witness, slow, is the fill.
+    let scheduler = Scheduler::new(vec![device.clone() as SharedProver], config(1, 2, 1)).unwrap();
+    let slow_first = Duration::from_millis(60);
+    let jobs = |n: u64| -> Vec<Job> {
+        (0..n)
+            .map(|i| {
+                let witness = Box::new(move |shape: &Shape| {
+                    if i == 0 {
+                        std::thread::sleep(slow_first);
+                    }
+                    shape.witness(circuit(i))
+                });
+                Job::from_witness_fn(witness, Randomness::Seed(i))
+            })
+            .collect()
+    };
+    let mut before = Duration::ZERO;
+    for n in [4u64, 2] {
+        let m = scheduler.run(shape.clone(), jobs(n)).unwrap().metrics;
+        assert_eq!(m.jobs_done, n as usize, "{m:?}");
+        let [d] = &m.devices[..] else { panic!("one device expected: {m:?}") };
+        assert_eq!(d.name, "clocked-device");
+        // One worker: the holds do not overlap, so each counts in full.
+        assert!(d.busy >= hold * n as u32, "{n} jobs: {:?} busy, {hold:?} each", d.busy);
+        assert!(d.busy <= m.proving_busy && m.proving_busy <= m.wall, "{m:?}");
+        assert!(m.fill >= slow_first && m.fill < m.wall, "{m:?}");
+        let (all, after_fill) = (m.device_busy_fraction().unwrap(), m.device_busy_after_fill().unwrap());
+        assert!(0.0 < all && all <= after_fill && after_fill <= 1.0, "{all} {after_fill}");
+        // The batch's share, not the counter: the device's total grows by exactly it.
+        let total = device.busy.total();
+        assert_eq!(total - before, d.busy, "batch of {n}");
+        before = total;
+    }
+    let m = Scheduler::new(vec![cpu()], config(1, 1, 1)).unwrap().run(shape, jobs(1)).unwrap().metrics;
+    assert!(m.devices.is_empty() && m.device_busy_fraction().is_none(), "{m:?}");
+}
+
 #[test]
 fn workers_follow_the_provers_lanes_and_bad_settings_are_refused() {
     let auto = Config { workers: Workers::Auto, ..Config::default() };

@@ -44,16 +44,24 @@ fn ten_partitions_on_the_gpu_equal_cpu_proofs() {
         let start = Instant::now();
         let report = scheduler.run(shape.clone(), jobs).unwrap();
         let m = report.metrics.clone();
+        let [device] = &m.devices[..] else { panic!("one device: {m:?}") };
         println!(
-            "porep 2^{LOG} x10, {} workers: {:?} wall ({:?} measured), busy {:.1}%, {:.0} proofs/min, peak queue {}",
+            "porep 2^{LOG} x10, {} workers: {:?} wall ({:?} measured), proving {:.1}%, device {} busy {:?} \
+             ({:.1}%, {:.1}% after the {:?} fill), {:.0} proofs/min, peak queue {}",
             m.workers,
             m.wall,
             start.elapsed(),
             100.0 * m.busy_fraction(),
+            device.name,
+            device.busy,
+            100.0 * m.device_busy_fraction().unwrap(),
+            100.0 * m.device_busy_after_fill().unwrap(),
+            m.fill,
             m.proofs_per_minute(),
             m.peak_queue_depth
         );
         assert!(m.timings.on_gpu);
+        assert!(device.busy > std::time::Duration::ZERO && device.busy <= m.proving_busy, "{m:?}");
         let proofs = report.into_proofs().unwrap();
         for (i, (g, c)) in proofs.iter().zip(&cpu).enumerate() {
             assert_eq!(g.to_bytes(), c.to_bytes(), "{lanes} lanes: proof {i}");

@@ -157,7 +157,7 @@ impl CircuitInstance for BuiltinInstance {
     }
 
     fn witness(self: Box<Self>, shape: &Shape) -> Result<Witness, Groth16Error> {
-        shape.witness(self.0)
+        self.0.witness(shape)
     }
 }
 

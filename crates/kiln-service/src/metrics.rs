@@ -1,7 +1,7 @@
 //! The service's figures in Prometheus' text format (OpenMetrics): jobs by state and priority
 //! and the queue depth (counted in the store when scraped, so they hold across restarts and
 //! hosts), proof and end-to-end latency histograms, the workers' and the prover's busy time,
-//! workers, loaded parameter sets.
+//! each loaded set's provers (lanes, and a device's busy time), workers, loaded parameter sets.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -27,6 +27,25 @@ struct PriorityLabels {
     priority: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ProverLabels {
+    params: String,
+    prover: String,
+}
+
+/// One prover of a loaded parameter set, as the metrics show it.
+#[derive(Debug, Clone)]
+pub(crate) struct ProverFigures {
+    /// The parameter set's id.
+    pub(crate) params: String,
+    /// The prover's name ("cpu", "cuda:0").
+    pub(crate) prover: String,
+    /// Its lanes (a GPU prover's VRAM plan workers).
+    pub(crate) lanes: usize,
+    /// Its device's busy time since it was built, if it has a device.
+    pub(crate) device_busy: Option<Duration>,
+}
+
 fn latency_histogram() -> Histogram {
     // 10 ms to ~11 min: a small CPU proof to a 2^27 partition.
     Histogram::new(exponential_buckets(0.01, 2.0, 17))
@@ -43,6 +62,8 @@ pub(crate) struct Metrics {
     prover_seconds: Counter<f64, AtomicU64>,
     workers: Gauge,
     params_loaded: Gauge,
+    prover_lanes: Family<ProverLabels, Gauge>,
+    device_busy: Family<ProverLabels, Gauge<f64, AtomicU64>>,
     /// Mean proof latency in µs (an exponential moving average), for "retry after" hints.
     mean_proof_us: AtomicU64,
 }
@@ -80,6 +101,19 @@ impl Metrics {
         registry.register("workers", "Proving workers of this service", workers_gauge.clone());
         let params_loaded = Gauge::default();
         registry.register("params_loaded", "Parameter sets loaded", params_loaded.clone());
+        let prover_lanes = Family::<ProverLabels, Gauge>::default();
+        registry.register(
+            "prover_lanes",
+            "Proofs a loaded set's prover works on at once (on a GPU: the workers its VRAM plan granted)",
+            prover_lanes.clone(),
+        );
+        let device_busy = Family::<ProverLabels, Gauge<f64, AtomicU64>>::default();
+        registry.register(
+            "device_busy_seconds",
+            "Time the prover's device had a lane in its compute phase since the set was loaded (grows like a \
+             counter and restarts when the set is reloaded): its rate is the GPU busy fraction",
+            device_busy.clone(),
+        );
         Metrics {
             registry,
             jobs,
@@ -90,6 +124,8 @@ impl Metrics {
             prover_seconds,
             workers: workers_gauge,
             params_loaded,
+            prover_lanes,
+            device_busy,
             mean_proof_us: AtomicU64::new(0),
         }
     }
@@ -118,8 +154,9 @@ impl Metrics {
         Duration::from_micros(self.mean_proof_us.load(Ordering::Relaxed))
     }
 
-    /// The text exposition, with the store's `counts` and the number of loaded sets.
-    pub(crate) fn render(&self, counts: &[Count], params_loaded: usize) -> String {
+    /// The text exposition, with the store's `counts`, the number of loaded sets and their
+    /// provers.
+    pub(crate) fn render(&self, counts: &[Count], params_loaded: usize, provers: &[ProverFigures]) -> String {
         for state in JobState::ALL {
             for priority in Priority::ALL {
                 let n = counts.iter().find(|c| c.state == state && c.priority == priority).map_or(0, |c| c.jobs);
@@ -131,6 +168,16 @@ impl Metrics {
             }
         }
         self.params_loaded.set(i64::try_from(params_loaded).unwrap_or(i64::MAX));
+        // Only the sets loaded now: an evicted set's provers are gone.
+        self.prover_lanes.clear();
+        self.device_busy.clear();
+        for p in provers {
+            let labels = ProverLabels { params: p.params.clone(), prover: p.prover.clone() };
+            self.prover_lanes.get_or_create(&labels).set(i64::try_from(p.lanes).unwrap_or(i64::MAX));
+            if let Some(busy) = p.device_busy {
+                self.device_busy.get_or_create(&labels).set(busy.as_secs_f64());
+            }
+        }
         let _ = &self.workers;
         let mut text = String::new();
         // Writing into a String cannot fail.

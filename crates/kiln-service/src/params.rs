@@ -201,6 +201,11 @@ impl ParamsSets {
         Ok(slot.take().is_some())
     }
 
+    /// The loaded sets now, by id (sets being loaded are not yet).
+    pub fn loaded_sets(&self) -> Vec<(String, Arc<Loaded>)> {
+        self.entries.iter().filter_map(|(id, e)| Some((id.clone(), e.slot.try_lock().ok()?.clone()?))).collect()
+    }
+
     /// How many sets are loaded now.
     pub fn loaded_count(&self) -> usize {
         // A set being loaded holds its lock: it is not loaded yet.

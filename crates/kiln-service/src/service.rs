@@ -21,7 +21,7 @@ use tracing::{info_span, warn};
 use crate::circuit::Circuits;
 use crate::error::{RequestError, ServeError, clip};
 use crate::job::{JobId, JobRecord, JobRequest, unix_ms};
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, ProverFigures};
 use crate::params::ParamsSets;
 use crate::store::{Cancelled, Outcome, Store, Submitted};
 
@@ -264,7 +264,22 @@ impl Service {
     /// The store failed.
     pub fn metrics_text(&self) -> Result<String, RequestError> {
         let counts = self.shared.store.counts()?;
-        Ok(self.shared.metrics.render(&counts, self.shared.params.loaded_count()))
+        let provers: Vec<ProverFigures> = self
+            .shared
+            .params
+            .loaded_sets()
+            .into_iter()
+            .flat_map(|(id, loaded)| {
+                let provers = loaded.scheduler.provers().to_vec();
+                provers.into_iter().map(move |p| ProverFigures {
+                    params: id.clone(),
+                    prover: p.name(),
+                    lanes: p.lanes(),
+                    device_busy: p.device_busy(),
+                })
+            })
+            .collect();
+        Ok(self.shared.metrics.render(&counts, self.shared.params.loaded_count(), &provers))
     }
 
     /// Loads parameter set `id` now (blocking), if it is not loaded.

@@ -12,7 +12,7 @@ use kiln_groth16::{NoProgress, Parameters, PreparedVerifyingKey, Proof, random_s
 use kiln_sched::{Config, Workers};
 use kiln_service::{
     Address, BuiltinWitness, Circuits, Client, ClientError, ErrorKind, JobId, JobInfo, JobRequest, JobState, Listen,
-    ParamsSets, Priority, Service, ServiceConfig, SqliteStore, Token, cpu_prover_factory,
+    ParamsSets, Priority, ProverFactory, Service, ServiceConfig, SqliteStore, Token, cpu_prover_factory,
 };
 use rand_chacha::ChaCha20Rng;
 use rand_chacha::rand_core::SeedableRng;
@@ -74,10 +74,14 @@ impl Place {
     }
 
     fn start(&self, config: ServiceConfig) -> Service {
+        self.start_with(config, cpu_prover_factory())
+    }
+
+    fn start_with(&self, config: ServiceConfig, factory: ProverFactory) -> Service {
         let store = Arc::new(SqliteStore::open(&self.db()).expect("open the store"));
         let files = BTreeMap::from([(PARAMS.to_string(), self.dir.path().join("porep6.params"))]);
         let sched = Config { cpu_threads: 1, queue_depth: 1, workers: Workers::Fixed(1), ..Config::default() };
-        let params = ParamsSets::new(files, cpu_prover_factory(), sched, kiln_groth16::Check::Full);
+        let params = ParamsSets::new(files, factory, sched, kiln_groth16::Check::Full);
         Service::start(store, Circuits::default(), params, config).expect("start the service")
     }
 }
@@ -189,6 +193,8 @@ fn many_clients_mixed_priorities_every_proof_verifies() {
     assert_eq!(done, 100, "{text}");
     assert_eq!(metric(&text, "kiln_queue_depth{priority=\"high\"}"), 0);
     assert!(text.contains("kiln_prover_seconds_total "), "{text}");
+    assert_eq!(metric(&text, &format!("kiln_prover_lanes{{params=\"{PARAMS}\",prover=\"cpu\"}}")), 1, "{text}");
+    assert!(!text.contains("kiln_device_busy_seconds{"), "the CPU prover has no device: {text}");
     assert_eq!(
         metric(&text, "kiln_proof_seconds_count{priority=\"high\"}"),
         finished.values().filter(|s| s.priority == Priority::High).count() as u64
@@ -308,6 +314,67 @@ fn a_full_queue_says_busy_and_when_to_retry() {
         .map(|name| metric(&text, &name))
         .sum();
     assert_eq!(accepted, 4, "three low and one high job were accepted, the busy one was not");
+}
+
+/// A prover with a "device": the CPU prover's sums, each counted as `HOLD` of device time.
+struct DeviceLike {
+    inner: kiln_groth16::CpuProver,
+    proofs: std::sync::atomic::AtomicU32,
+}
+
+const HOLD: Duration = Duration::from_millis(250);
+
+impl kiln_groth16::Prover for DeviceLike {
+    fn name(&self) -> String {
+        "cuda:7".into()
+    }
+    fn parameters(&self) -> &Parameters {
+        self.inner.parameters()
+    }
+    fn lanes(&self) -> usize {
+        3
+    }
+    fn device_busy(&self) -> Option<Duration> {
+        Some(HOLD * self.proofs.load(std::sync::atomic::Ordering::SeqCst))
+    }
+    fn sums(
+        &self,
+        assignments: &[kiln_groth16::synth::Assignment],
+        t: &mut kiln_groth16::Timings,
+    ) -> Result<Vec<kiln_groth16::Sums>, kiln_groth16::Groth16Error> {
+        self.proofs.fetch_add(assignments.len() as u32, std::sync::atomic::Ordering::SeqCst);
+        self.inner.sums(assignments, t)
+    }
+}
+
+/// `/metrics` shows each loaded set's provers: their lanes, and a device's busy time (what
+/// the prover reports, so its rate is the GPU busy fraction); an evicted set's are gone.
+#[test]
+fn metrics_show_the_provers_lanes_and_device_busy_time() {
+    let place = Place::new();
+    let factory: ProverFactory = Arc::new(|params| {
+        Ok(Arc::new(DeviceLike { inner: kiln_groth16::CpuProver::new(params), proofs: 0.into() })
+            as kiln_sched::SharedProver)
+    });
+    let rt = runtime();
+    let service = Arc::new(place.start_with(config(1, 1000, false), factory));
+    let (_, _stop) = serve(&rt, &service, Listen::Unix(place.socket()));
+    rt.block_on(async {
+        let mut client = place.client().await;
+        for seed in 1..=2 {
+            let (job, _) = client.submit(&request(seed, Priority::Normal)).await.expect("submit");
+            assert_eq!(client.wait(job).await.expect("wait").state, JobState::Done);
+        }
+    });
+    let text = service.metrics_text().expect("metrics");
+    let labels = format!("{{params=\"{PARAMS}\",prover=\"cuda:7\"}}");
+    assert_eq!(metric(&text, &format!("kiln_prover_lanes{labels}")), 3, "{text}");
+    let busy = text.lines().find_map(|l| l.strip_prefix(&format!("kiln_device_busy_seconds{labels} ")));
+    let busy: f64 = busy.unwrap_or_else(|| panic!("no device busy line: {text}")).parse().expect("a number");
+    assert!((busy - 2.0 * HOLD.as_secs_f64()).abs() < 1e-9, "two proofs: {busy} s");
+    assert!(service.evict(PARAMS).expect("evict"));
+    let text = service.metrics_text().expect("metrics");
+    assert!(!text.contains("kiln_prover_lanes{"), "evicted: {text}");
 }
 
 #[test]

@@ -75,6 +75,15 @@ pub trait Prover: Sync {
         1
     }
 
+    /// Time since it was built during which its device was working on a proof: at least one
+    /// lane in its compute phase (kernels and copies on the lane's streams; the host's
+    /// preparation of the inputs not counted). `None` for a prover without a device. A
+    /// counter: the busy fraction of a span of time is the difference of two readings over
+    /// the span's length.
+    fn device_busy(&self) -> Option<Duration> {
+        None
+    }
+
     /// The sums of each synthesized circuit of a batch (shapes already checked against the
     /// parameters), adding the time of each phase to `t`.
     fn sums(&self, assignments: &[Assignment], t: &mut Timings) -> Result<Vec<Sums>, Groth16Error>;

@@ -194,7 +194,7 @@ impl Shape {
         self.evaluate(self.witness(circuit)?)
     }
 
-    fn check_witness(&self, input: &[Scalar], aux: &[Scalar]) -> Result<(), Groth16Error> {
+    pub(crate) fn check_witness(&self, input: &[Scalar], aux: &[Scalar]) -> Result<(), Groth16Error> {
         check("number of public inputs (ONE included)", input.len(), self.num_inputs)?;
         check("number of aux variables", aux.len(), self.num_aux)
     }

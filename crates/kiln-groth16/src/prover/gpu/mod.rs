@@ -27,7 +27,7 @@ pub use options::{GpuOptions, SrsMode, parse_bytes};
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use blstrs::Scalar;
 use kiln_cuda::cudarc::driver::{CudaStream, PinnedHostSlice};
@@ -41,6 +41,7 @@ use kiln_vram::{ALIGN, Arena, Plan, PlanInput, SrsPlacement, Vram, measure_free}
 
 use self::job::{DenseIndex, Job};
 use super::{Prover, Sums, Timings};
+use crate::busy::BusyClock;
 use crate::error::Groth16Error;
 use crate::params::Parameters;
 use crate::recorded::{Shape, Witness};
@@ -138,6 +139,8 @@ pub struct GpuProver {
     callers: AtomicUsize,
     /// [`GpuOptions::fail_launch_on_input`].
     fail_launch_on_input: Option<Scalar>,
+    /// Time at least one lane was in its compute phase ([`Prover::device_busy`]).
+    busy: BusyClock,
 }
 
 impl std::fmt::Debug for GpuProver {
@@ -205,6 +208,7 @@ impl GpuProver {
             memory: Some((vram, domain_arena)),
             callers: AtomicUsize::new(0),
             fail_launch_on_input: options.fail_launch_on_input,
+            busy: BusyClock::default(),
         };
         // On error, dropping `prover` gives the arenas back.
         prover.state = Some(prover.fill(chunk, streamed_cap)?);
@@ -340,6 +344,10 @@ impl Prover for GpuProver {
 
     fn lanes(&self) -> usize {
         self.plan.workers
+    }
+
+    fn device_busy(&self) -> Option<Duration> {
+        Some(self.busy.total())
     }
 
     fn sums(&self, assignments: &[Assignment], t: &mut Timings) -> Result<Vec<Sums>, Groth16Error> {

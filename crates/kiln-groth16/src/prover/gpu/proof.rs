@@ -127,6 +127,8 @@ impl GpuProver {
             Ok(())
         })?;
         let compute = memory.into_compute()?;
+        // The device's busy time: from here to the last sum (the lane's kernels and copies).
+        let _busy = self.busy.enter();
         if self.fail_launch_on_input.is_some_and(|x| job.input.get(1) == Some(&x)) {
             return Err(super::fault::refused_launch(&self.device, stream));
         }

@@ -6,13 +6,21 @@
 //!   the hash circuit of bellman's classic example; public input: the image.
 //! - [`Kind::Squaring`]: x_{i+1} = x_i², a dense chain; public input: the last value.
 //! - [`Kind::Porep`]: boolean-heavy, shaped like Filecoin's PoRep circuit: aux values about
-//!   half zero, half one and ~2% other; A dense over aux, B about 25% dense.
+//!   half zero, half one and ~2% other; A dense over aux, B about 25% dense (`porep.rs`).
+//!
+//! [`Builtin::witness`] is how a prover should make their witnesses (porep's in parallel).
+
+mod porep;
 
 use bellpepper_core::{Circuit, ConstraintSystem, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
 use ff::Field;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
+
+use crate::error::Groth16Error;
+use crate::recorded::{Shape, Witness};
+use porep::{porep_witness, synth_porep};
 
 /// Which built-in circuit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -87,6 +95,27 @@ impl Builtin {
                 let w = porep_witness(self);
                 w.packs.into_iter().chain([w.output]).collect()
             }
+        }
+    }
+}
+
+impl Builtin {
+    /// Its witness for `shape` (the shape recorded from an instance of the same kind and
+    /// size): [`Shape::witness`] of the circuit, except for porep, whose assignment is made
+    /// directly and in parallel (equal, and many times faster on many cores: the circuit
+    /// code of a real prover parallelises its witness too).
+    ///
+    /// # Errors
+    /// The shape is of another circuit ([`Groth16Error::ShapeMismatch`]), or the circuit's
+    /// own synthesis error.
+    pub fn witness(&self, shape: &Shape) -> Result<Witness, Groth16Error> {
+        match self.kind {
+            Kind::Porep => {
+                let w = porep::witness(self);
+                shape.check_witness(&w.input, &w.aux)?;
+                Ok(w)
+            }
+            Kind::Mimc | Kind::Squaring => shape.witness(*self),
         }
     }
 }
@@ -187,127 +216,9 @@ fn synth_squaring<CS: ConstraintSystem<Scalar>>(c: &Builtin, cs: &mut CS) -> Res
     bind_output(cs, x, val)
 }
 
-// ---- PoRep-like -----------------------------------------------------------------------
-
-/// Every PACK_EVERY-th chain step also packs the last PACK_BITS bits into one field element.
-const PACK_EVERY: usize = 50;
-const PACK_BITS: usize = 32;
-/// The first packed values are public inputs, as many as a Filecoin PoRep partition has
-/// besides ONE and the output (328 inputs in all), or one per 128 constraints in small
-/// circuits (there is one pack per ~68 constraints, so enough packs exist).
-const PUBLIC_PACKS: usize = 326;
-
-struct PorepShape {
-    keys: usize,
-    chain: usize,
-    /// Packs that are public inputs (each costs one trailing input constraint).
-    public: usize,
-}
-
-fn porep_shape(c: &Builtin) -> PorepShape {
-    let body = c.constraints - OVERHEAD;
-    let public = PUBLIC_PACKS.min(body / 128);
-    let body = body - public;
-    // One booleanity constraint per key, one XOR per chain step, one packing per
-    // PACK_EVERY steps: keys ≈ 1/4 of the aux variables gives B ≈ 25% dense.
-    let keys = (body / 4).max(1);
-    let rest = body - keys;
-    let chain = rest * PACK_EVERY / (PACK_EVERY + 1);
-    PorepShape { keys, chain, public }
-}
-
-struct PorepWitness {
-    keys: Vec<bool>,
-    z0: bool,
-    /// The public packed values, in chain order.
-    packs: Vec<Scalar>,
-    output: Scalar,
-}
-
-fn porep_witness(c: &Builtin) -> PorepWitness {
-    let s = porep_shape(c);
-    let mut rng = witness_rng(c);
-    // Keys slightly biased to zero, as Filecoin's aux values are (51% zero, 47% one).
-    let keys: Vec<bool> = (0..s.keys).map(|_| rng.gen_bool(0.47)).collect();
-    let z0 = rng.gen_bool(0.5);
-    // The last PACK_BITS chain bits as an integer, oldest in bit 0: what a pack holds.
-    let mut window = 0u32;
-    let mut packs = Vec::with_capacity(s.public);
-    let mut last = z0;
-    for i in 0..s.chain {
-        last ^= keys[i % s.keys];
-        window = window >> 1 | (last as u32) << (PACK_BITS - 1);
-        if (i + 1) % PACK_EVERY == 0 && packs.len() < s.public {
-            packs.push(Scalar::from(u64::from(window)));
-        }
-    }
-    PorepWitness { keys, z0, packs, output: Scalar::from(last as u64) }
-}
-
-/// A bit as a field element the way bellpepper's `AllocatedBit` makes it (a select, not
-/// `Scalar::from`, which converts into Montgomery form: a product per bit that would make
-/// this circuit's witness generation slower than real boolean-heavy circuits').
-fn bit(b: bool) -> Scalar {
-    if b { Scalar::ONE } else { Scalar::ZERO }
-}
-
-fn synth_porep<CS: ConstraintSystem<Scalar>>(c: &Builtin, cs: &mut CS) -> Result<(), SynthesisError> {
-    let s = porep_shape(c);
-    let w = porep_witness(c);
-    let mut keys = Vec::with_capacity(s.keys);
-    for (i, &k) in w.keys.iter().enumerate() {
-        let v = cs.alloc(|| format!("key {i}"), || Ok(bit(k)))?;
-        // k · (1 − k) = 0
-        cs.enforce(|| format!("key {i} boolean"), |lc| lc + v, |lc| lc + CS::one() - v, |lc| lc);
-        keys.push(v);
-    }
-    let two = Scalar::from(2u64);
-    let mut z_val = w.z0;
-    let mut z = cs.alloc(|| "z0", || Ok(bit(z_val)))?;
-    // The last PACK_BITS chain bits, oldest first (a ring: the chain is millions long).
-    let mut recent: std::collections::VecDeque<(Variable, bool)> = std::collections::VecDeque::with_capacity(PACK_BITS);
-    for i in 0..s.chain {
-        let (k, k_val) = (keys[i % s.keys], w.keys[i % s.keys]);
-        let next_val = z_val ^ k_val;
-        let next = cs.alloc(|| format!("z{}", i + 1), || Ok(bit(next_val)))?;
-        // XOR: (2z) · k = z + k − next
-        cs.enforce(|| format!("xor {i}"), |lc| lc + (two, z), |lc| lc + k, |lc| lc + z + k - next);
-        if recent.len() == PACK_BITS {
-            recent.pop_front();
-        }
-        recent.push_back((next, next_val));
-        z = next;
-        z_val = next_val;
-        if (i + 1) % PACK_EVERY == 0 {
-            // The packed value is computed for the witness; the linear combination only inside
-            // the enforce closure, which a witness-only synthesis (recorded shapes) never calls.
-            let packed_val = recent.iter().rev().fold(Scalar::ZERO, |acc, &(_, b)| acc.double() + bit(b));
-            let packed = if (i + 1) / PACK_EVERY <= s.public {
-                cs.alloc_input(|| format!("packed {i}"), || Ok(packed_val))?
-            } else {
-                cs.alloc(|| format!("packed {i}"), || Ok(packed_val))?
-            };
-            cs.enforce(
-                || format!("pack {i}"),
-                |l| l + packed,
-                |l| l + CS::one(),
-                |_| {
-                    let mut coeff = Scalar::ONE;
-                    let mut lc = LinearCombination::zero();
-                    for &(v, _) in recent.iter() {
-                        lc = lc + (coeff, v);
-                        coeff = coeff.double();
-                    }
-                    lc
-                },
-            );
-        }
-    }
-    bind_output(cs, z, w.output)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::porep::{PUBLIC_PACKS, porep_shape};
     use super::*;
     use crate::synth::synthesize;
 
@@ -327,6 +238,25 @@ mod tests {
                 assert_eq!(asg.input[1..], c.public_inputs()[..], "{kind} {constraints}: public inputs");
             }
         }
+    }
+
+    /// porep's direct witness equals the one its synthesis makes, at sizes with and without
+    /// private packs, a chain that ends mid-group, and one key cycle or many; other kinds
+    /// and a wrong shape go through the shape's checks.
+    #[test]
+    fn builtin_witness_equals_the_synthesized_one() {
+        for constraints in [16, 100, 1 << 10, (1 << 14) + 37, 1 << 17] {
+            for seed in [1, 2] {
+                let c = Builtin::new(Kind::Porep, constraints, seed);
+                let shape = Shape::record(c).unwrap();
+                assert_eq!(c.witness(&shape).unwrap(), shape.witness(c).unwrap(), "porep {constraints} seed {seed}");
+            }
+        }
+        let squaring = Builtin::new(Kind::Squaring, 1 << 8, 3);
+        let shape = Shape::record(squaring).unwrap();
+        assert_eq!(squaring.witness(&shape).unwrap(), shape.witness(squaring).unwrap());
+        let porep = Builtin::new(Kind::Porep, 1 << 9, 3);
+        assert!(matches!(porep.witness(&shape), Err(Groth16Error::ShapeMismatch { .. })));
     }
 
     #[test]
