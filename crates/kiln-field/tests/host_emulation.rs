@@ -16,8 +16,8 @@ use kiln_field::{DeviceLayout, Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Proj
 fn driver(test: &str) -> Option<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("kiln_host_emulation_{test}"));
-    // The headers live with the crate that compiles them (a test may look outside this crate).
-    let kernels = dir.join("../kiln-kernels/kernels");
+    // The headers live with the crate that compiles them, which says where (its packaged folder).
+    let kernels = PathBuf::from(kiln_kernels::SOURCE_DIR);
     for cxx in ["c++", "g++", "clang++"] {
         let status = Command::new(cxx)
             .args(["-O2", "-std=c++17", "-x", "c++", "-I"])

@@ -47,6 +47,12 @@ pub struct Kernel {
 
 include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 
+/// The folder of the kernel sources (`kernels/`, holding `<layer>/*.cu`, their headers and
+/// `host/cuda_emulation.h`), for the tests of other crates that compile a kernel file with the
+/// host C++ compiler (kiln-ntt's host emulation): the sources ship in this crate's folder, so
+/// no crate reads another's folder by a relative path.
+pub const SOURCE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/kernels");
+
 /// What to tell a user whose build has no kernels.
 pub const NOT_BUILT_HINT: &str = "kiln was built without its GPU kernels (nvcc was not found at build time): \
 run `cargo xtask cuda-setup` (or install CUDA 13.0+), then rebuild";

@@ -4,12 +4,13 @@
 //! `CudaSlice<u64>` of `4n` words. Every call only enqueues work on the given stream (no
 //! allocation, no synchronisation), so it fits the compute phase of ARCHITECTURE.md §3.
 //!
-//! Orders: the forward-style pass (DIF) takes natural order and leaves bit-reversed order;
-//! the inverse-style pass (DIT) does the opposite. The four plain directions are a DIF and
-//! one bit-reversal pass. The H step chains DIF (iNTT, leaving bit-reversed coefficients
-//! already multiplied by `g^i/n`) → DIT (coset NTT, natural evaluations) for each of a, b,
-//! c, one pointwise pass, then DIF (coset iNTT, scaled by `g^-i/n`) → bit reversal: seven
-//! transforms and only one bit-reversal pass.
+//! What each operation launches is the list of [`crate::launch::Schedule`] (shared with the
+//! host emulation tests), issued here in order. Orders: the forward-style pass (DIF) takes
+//! natural order and leaves bit-reversed order; the inverse-style pass (DIT) does the
+//! opposite. The four plain directions are a DIF and one bit-reversal pass. The H step chains
+//! DIF (iNTT, leaving bit-reversed coefficients already multiplied by `g^i/n`) → DIT (coset
+//! NTT, natural evaluations) for each of a, b, c, one pointwise pass, then DIF (coset iNTT,
+//! scaled by `g^-i/n`) → bit reversal: seven transforms and only one bit-reversal pass.
 //!
 //! [`GpuDomain::h_step_from_host`] is the H step for a caller that streams its input from
 //! pinned host memory: a, b, c are uploaded on a second (copy) stream, and the transforms of
@@ -25,7 +26,8 @@ use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfi
 use kiln_cuda::{CudaResultExt, Device, DeviceBuf, DeviceMemory};
 use kiln_field::{DeviceLayout, LayoutError};
 
-use crate::plan::{BITREV_THREADS, Layout, Order, PassKernel, Scale, ScaleAt, bitrev_tiles, passes};
+use crate::launch::{Dims, Launch, Schedule, Transform, Vector};
+use crate::plan::{Layout, PassKernel};
 use crate::{Domain, NttError};
 
 /// u64 words per scalar.
@@ -43,7 +45,7 @@ pub fn h_step_bytes(log_n: u32) -> usize {
 /// the tables are only read.
 pub struct GpuDomain {
     domain: Domain,
-    layout: Layout,
+    schedule: Schedule,
     tw: DeviceBuf<u64>,
     /// The pass kernels, at [`PassKernel::index`] (order, radix, direction).
     passes: [CudaFunction; 8],
@@ -68,7 +70,8 @@ impl GpuDomain {
         domain: &Domain,
         mem: &impl DeviceMemory,
     ) -> Result<GpuDomain, NttError> {
-        let layout = Layout::new(domain.log_size());
+        let schedule = Schedule::new(domain.log_size());
+        let layout = schedule.layout;
         let values = layout.values(domain);
         let mut tw = mem.take_poisoned::<u64>(stream, layout.len as usize * WORDS, "ntt twiddles")?;
         stream
@@ -76,7 +79,7 @@ impl GpuDomain {
             .ctx("cuMemcpyHtoDAsync(ntt twiddles)")?;
         let gd = GpuDomain {
             domain: domain.clone(),
-            layout,
+            schedule,
             tw,
             passes: {
                 let loaded: Vec<CudaFunction> =
@@ -87,24 +90,10 @@ impl GpuDomain {
             twiddles: device.kernel(kiln_kernels::ntt::TWIDDLES)?,
             pointwise: device.kernel(kiln_kernels::ntt::POINTWISE)?,
         };
-        gd.fill_roots(stream)?;
+        // `ω^x` for every `x <= n/2` from the uploaded small tables.
+        gd.issue(stream, &gd.schedule.twiddles(), &mut [], None)?;
         kiln_cuda::check_stream(stream)?;
         Ok(gd)
-    }
-
-    /// Launches `ntt_twiddles`: `ω^x` for every `x <= n/2` from the uploaded small tables.
-    fn fill_roots(&self, stream: &Arc<CudaStream>) -> Result<(), NttError> {
-        let l = &self.layout;
-        if l.half_n == 0 {
-            return Ok(());
-        }
-        let mut launch = stream.launch_builder(&self.twiddles);
-        launch.arg(&*self.tw).arg(&l.roots).arg(&l.w_lo).arg(&l.w_hi).arg(&l.w_lo_bits).arg(&l.half_n);
-        // SAFETY: matches `ntt_twiddles(fr_t*, u32 × 5)`; `tw` holds `l.len` scalars, the roots
-        // table [roots, roots + half_n] and the small tables it reads are within it (plan::Layout);
-        // the kernel bounds-checks x <= half_n. Nothing else uses `tw` yet (construction).
-        unsafe { launch.launch(LaunchConfig::for_num_elems(l.half_n + 1)) }.ctx("cuLaunchKernel(ntt_twiddles)")?;
-        Ok(())
     }
 
     /// The host domain.
@@ -127,32 +116,33 @@ impl GpuDomain {
 
     /// `fft`: coefficients → evaluations on the domain, natural order, in place.
     pub fn forward(&self, stream: &Arc<CudaStream>, a: &mut CudaSlice<u64>) -> Result<(), NttError> {
-        self.check(a, "gpu::forward")?;
-        self.dif(stream, a, false, None)?;
-        self.bit_reverse(stream, a)
+        self.transform(stream, a, Transform::Forward, "gpu::forward")
     }
 
     /// `ifft`: evaluations → coefficients, natural order, in place (the `1/n` is fused).
     pub fn inverse(&self, stream: &Arc<CudaStream>, a: &mut CudaSlice<u64>) -> Result<(), NttError> {
-        self.check(a, "gpu::inverse")?;
-        self.dif(stream, a, true, Some((ScaleAt::Store, Scale::Const(self.layout.n_inv))))?;
-        self.bit_reverse(stream, a)
+        self.transform(stream, a, Transform::Inverse, "gpu::inverse")
     }
 
     /// `coset_fft`: coefficients → evaluations on the coset `g·H` (the `g^i` is fused).
     pub fn coset_forward(&self, stream: &Arc<CudaStream>, a: &mut CudaSlice<u64>) -> Result<(), NttError> {
-        self.check(a, "gpu::coset_forward")?;
-        let l = &self.layout;
-        let g = Scale::Powers { lo: l.g_lo, hi: l.g_hi, lo_bits: l.g_lo_bits, bitrev: false };
-        self.dif(stream, a, false, Some((ScaleAt::Load, g)))?;
-        self.bit_reverse(stream, a)
+        self.transform(stream, a, Transform::CosetForward, "gpu::coset_forward")
     }
 
     /// `icoset_fft`: evaluations on the coset → coefficients (the `g^-i/n` is fused).
     pub fn coset_inverse(&self, stream: &Arc<CudaStream>, a: &mut CudaSlice<u64>) -> Result<(), NttError> {
-        self.check(a, "gpu::coset_inverse")?;
-        self.dif(stream, a, true, Some((ScaleAt::Store, self.icoset_scale())))?;
-        self.bit_reverse(stream, a)
+        self.transform(stream, a, Transform::CosetInverse, "gpu::coset_inverse")
+    }
+
+    fn transform(
+        &self,
+        stream: &Arc<CudaStream>,
+        a: &mut CudaSlice<u64>,
+        t: Transform,
+        what: &'static str,
+    ) -> Result<(), NttError> {
+        self.check(a, what)?;
+        self.issue(stream, &self.schedule.transform(t), &mut [a], None)
     }
 
     /// The Groth16 H step on the device: `a`, `b`, `c` (evaluations on the domain, natural
@@ -240,127 +230,99 @@ impl GpuDomain {
         [a, b, c]: [&mut CudaSlice<u64>; 3],
         ready: Option<[CudaEvent; 3]>,
     ) -> Result<(), NttError> {
-        let l = &self.layout;
-        // iNTT then coset distribution, fused: coefficient i (at bit-reversed position) × g^i/n.
-        let to_coset = Scale::Powers { lo: l.g_lo, hi: l.gn_hi, lo_bits: l.g_lo_bits, bitrev: true };
-        let ready = ready.map(|r| r.map(Some)).unwrap_or([None, None, None]);
-        for (v, ev) in [&mut *a, &mut *b, &mut *c].into_iter().zip(ready) {
-            if let Some(ev) = ev {
-                // Explicit even though cudarc's per-buffer events may already order this: they
-                // can be disabled per context (CudaContext::disable_event_tracking).
-                stream.wait(&ev).ctx("cuStreamWaitEvent(h step input copied)")?;
+        self.issue(stream, &self.schedule.h_step(), &mut [a, b, c], ready.as_ref())
+    }
+
+    /// Enqueues `launches` on `stream`, vector `v` of each being `vectors[v]`. With `ready`,
+    /// the first launch that uses vector `v` first waits for `ready[v]`.
+    fn issue(
+        &self,
+        stream: &Arc<CudaStream>,
+        launches: &[Launch],
+        vectors: &mut [&mut CudaSlice<u64>],
+        ready: Option<&[CudaEvent; 3]>,
+    ) -> Result<(), NttError> {
+        let mut waited = [false; 3];
+        for launch in launches {
+            if let Some(ready) = ready {
+                for v in [Vector::A, Vector::B, Vector::C] {
+                    if launch.uses(v) && !waited[v as usize] {
+                        // Explicit even though cudarc's per-buffer events may already order this:
+                        // they can be disabled per context (CudaContext::disable_event_tracking).
+                        stream.wait(&ready[v as usize]).ctx("cuStreamWaitEvent(h step input copied)")?;
+                        waited[v as usize] = true;
+                    }
+                }
             }
-            self.dif(stream, v, true, Some((ScaleAt::Store, to_coset)))?;
-            self.dit(stream, v, false)?;
-        }
-        self.pointwise(stream, a, b, c)?;
-        self.dif(stream, a, true, Some((ScaleAt::Store, self.icoset_scale())))?;
-        self.bit_reverse(stream, a)
-    }
-
-    fn icoset_scale(&self) -> Scale {
-        let l = &self.layout;
-        // The DIF leaves element k (coefficient index) at position bitrev(k).
-        Scale::Powers { lo: l.gi_lo, hi: l.gin_hi, lo_bits: l.g_lo_bits, bitrev: true }
-    }
-
-    /// DIF passes (natural in, bit-reversed out), with ω^-1 when `inverse`.
-    fn dif(
-        &self,
-        stream: &Arc<CudaStream>,
-        a: &mut CudaSlice<u64>,
-        inverse: bool,
-        scale: Option<(ScaleAt, Scale)>,
-    ) -> Result<(), NttError> {
-        let mut ps = passes(self.domain.log_size());
-        ps.reverse();
-        self.run_passes(stream, a, &ps, false, inverse, scale)
-    }
-
-    /// DIT passes (bit-reversed in, natural out), with ω^-1 when `inverse`.
-    fn dit(&self, stream: &Arc<CudaStream>, a: &mut CudaSlice<u64>, inverse: bool) -> Result<(), NttError> {
-        let ps = passes(self.domain.log_size());
-        self.run_passes(stream, a, &ps, true, inverse, None)
-    }
-
-    fn run_passes(
-        &self,
-        stream: &Arc<CudaStream>,
-        a: &mut CudaSlice<u64>,
-        ps: &[crate::plan::Pass],
-        dit: bool,
-        inverse: bool,
-        scale: Option<(ScaleAt, Scale)>,
-    ) -> Result<(), NttError> {
-        let log_n = self.domain.log_size();
-        let l = &self.layout;
-        let last = ps.len().saturating_sub(1);
-        for (i, p) in ps.iter().enumerate() {
-            let (at, s) = match scale {
-                Some((ScaleAt::Load, s)) if i == 0 => (1u32, s),
-                Some((ScaleAt::Store, s)) if i == last => (2u32, s),
-                _ => (0u32, Scale::None),
-            };
-            let (mode, s_lo, s_hi, s_lo_bits, s_bitrev) = s.args();
-            let (blocks, threads, shared_mem_bytes) = p.launch_dims(log_n);
-            let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes };
-            let order = if dit { Order::Dit } else { Order::Dif };
-            let kernel = &self.passes[PassKernel::of(p, order, inverse).index()];
-            let mut launch = stream.launch_builder(kernel);
-            launch
-                .arg(&mut *a)
-                .arg(&*self.tw)
-                .arg(&log_n)
-                .arg(&p.l)
-                .arg(&p.ks)
-                .arg(&p.log_g)
-                .arg(&l.roots)
-                .arg(&at)
-                .arg(&mode)
-                .arg(&s_lo)
-                .arg(&s_hi)
-                .arg(&s_lo_bits)
-                .arg(&s_bitrev);
-            // SAFETY: the arguments match `ntt_pass_*(fr_t*, const fr_t*, u32 × 11)`; `a` holds 2^log_n
-            // scalars (checked by the caller), the pass satisfies the kernel's preconditions
-            // (plan::passes, which also picks the kernel of its round radix: launch_dims gives
-            // one thread per group of that radix, within the kernel's launch bounds) and gets the
-            // dynamic shared memory it indexes (32 bytes per point, at most 32 KiB: no opt-in
-            // needed), and every table offset is within `tw` (plan::Layout).
-            unsafe { launch.launch(cfg) }.ctx("cuLaunchKernel(ntt_pass_*)")?;
+            self.launch(stream, launch, vectors)?;
         }
         Ok(())
     }
 
-    fn bit_reverse(&self, stream: &Arc<CudaStream>, a: &mut CudaSlice<u64>) -> Result<(), NttError> {
-        let log_n = self.domain.log_size();
-        if log_n == 0 {
-            return Ok(());
-        }
-        let (blocks, b) = bitrev_tiles(log_n);
-        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BITREV_THREADS, 1, 1), shared_mem_bytes: 0 };
-        let mut launch = stream.launch_builder(&self.bitrev);
-        launch.arg(&mut *a).arg(&log_n).arg(&b);
-        // SAFETY: matches `ntt_bitrev(fr_t*, u32, u32)`; `a` holds 2^log_n scalars; the grid and
-        // b are the kernel's requirements (plan::bitrev_tiles), under which every index it forms
-        // is below 2^log_n; its shared memory is static.
-        unsafe { launch.launch(cfg) }.ctx("cuLaunchKernel(ntt_bitrev)")?;
-        Ok(())
-    }
-
-    fn pointwise(
+    /// Enqueues one launch.
+    fn launch(
         &self,
         stream: &Arc<CudaStream>,
-        a: &mut CudaSlice<u64>,
-        b: &CudaSlice<u64>,
-        c: &CudaSlice<u64>,
+        launch: &Launch,
+        vectors: &mut [&mut CudaSlice<u64>],
     ) -> Result<(), NttError> {
-        let n = 1u32 << self.domain.log_size();
-        let mut launch = stream.launch_builder(&self.pointwise);
-        launch.arg(&mut *a).arg(b).arg(c).arg(&*self.tw).arg(&self.layout.z_inv).arg(&n);
-        // SAFETY: matches `ntt_pointwise(fr_t*, const fr_t*, const fr_t*, const fr_t*, u32, u32)`;
-        // a, b, c hold n scalars; z_inv is within `tw`; the kernel bounds-checks i < n.
-        unsafe { launch.launch(LaunchConfig::for_num_elems(n)) }.ctx("cuLaunchKernel(ntt_pointwise)")?;
+        let cfg = |d: Dims| LaunchConfig {
+            grid_dim: (d.grid, 1, 1),
+            block_dim: (d.block, 1, 1),
+            shared_mem_bytes: d.shared_bytes,
+        };
+        match launch {
+            Launch::Twiddles { dims, roots, w_lo, w_hi, w_lo_bits, half_n } => {
+                let mut b = stream.launch_builder(&self.twiddles);
+                b.arg(&*self.tw).arg(roots).arg(w_lo).arg(w_hi).arg(w_lo_bits).arg(half_n);
+                // SAFETY: matches `ntt_twiddles(fr_t*, u32 × 5)`; `tw` holds `layout.len` scalars, the
+                // roots table [roots, roots + half_n] and the small tables it reads are within it
+                // (plan::Layout); the kernel bounds-checks x <= half_n. Nothing else uses `tw` yet
+                // (it is only launched at construction).
+                unsafe { b.launch(cfg(*dims)) }.ctx("cuLaunchKernel(ntt_twiddles)")?;
+            }
+            Launch::Pass { v, kernel, dims, args: p } => {
+                let a = &mut *vectors[*v as usize];
+                let mut b = stream.launch_builder(&self.passes[kernel.index()]);
+                b.arg(a)
+                    .arg(&*self.tw)
+                    .arg(&p.log_n)
+                    .arg(&p.l)
+                    .arg(&p.ks)
+                    .arg(&p.log_g)
+                    .arg(&p.roots)
+                    .arg(&p.scale_at)
+                    .arg(&p.scale_mode)
+                    .arg(&p.s_lo)
+                    .arg(&p.s_hi)
+                    .arg(&p.s_lo_bits)
+                    .arg(&p.s_bitrev);
+                // SAFETY: the arguments match `ntt_pass_*(fr_t*, const fr_t*, u32 × 11)`; the vector
+                // holds 2^log_n scalars (checked by the caller), the pass satisfies the kernel's
+                // preconditions (plan::passes, which also picks the kernel of its round radix:
+                // launch_dims gives one thread per group of that radix, within the kernel's launch
+                // bounds) and gets the dynamic shared memory it indexes (32 bytes per point, at most
+                // 32 KiB: no opt-in needed), and every table offset is within `tw` (plan::Layout).
+                unsafe { b.launch(cfg(*dims)) }.ctx("cuLaunchKernel(ntt_pass_*)")?;
+            }
+            Launch::Bitrev { v, dims, log_n, b: tile } => {
+                let a = &mut *vectors[*v as usize];
+                let mut b = stream.launch_builder(&self.bitrev);
+                b.arg(a).arg(log_n).arg(tile);
+                // SAFETY: matches `ntt_bitrev(fr_t*, u32, u32)`; the vector holds 2^log_n scalars;
+                // the grid and b are the kernel's requirements (plan::bitrev_tiles), under which
+                // every index it forms is below 2^log_n; its shared memory is static.
+                unsafe { b.launch(cfg(*dims)) }.ctx("cuLaunchKernel(ntt_bitrev)")?;
+            }
+            Launch::Pointwise { dims, z_inv, n } => {
+                let [a, b, c] = vectors else { unreachable!("the pointwise launch is the H step's, on a, b, c") };
+                let mut l = stream.launch_builder(&self.pointwise);
+                l.arg(&mut **a).arg(&**b).arg(&**c).arg(&*self.tw).arg(z_inv).arg(n);
+                // SAFETY: matches `ntt_pointwise(fr_t*, const fr_t*, const fr_t*, const fr_t*, u32, u32)`;
+                // a, b, c hold n scalars; z_inv is within `tw`; the kernel bounds-checks i < n.
+                unsafe { l.launch(cfg(*dims)) }.ctx("cuLaunchKernel(ntt_pointwise)")?;
+            }
+        }
         Ok(())
     }
 }

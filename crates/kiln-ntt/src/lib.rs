@@ -28,9 +28,16 @@ mod domain;
 mod error;
 #[cfg(feature = "cuda")]
 pub mod gpu;
-// The GPU launch plan and its CPU model (the model is tested without a GPU, but needs the
-// kernels' constants from kiln-kernels: the cuda feature, on by default).
-#[cfg(feature = "cuda")]
+// The GPU launch plan and the launch lists built from it, shared by `gpu` and the host
+// emulation tests, which run them without a GPU (also without the cuda feature: kiln-kernels,
+// whose constants they need, is then a dev-dependency).
+#[cfg(test)]
+mod host_emulation;
+#[cfg(any(feature = "cuda", test))]
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+mod launch;
+#[cfg(any(feature = "cuda", test))]
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 mod plan;
 
 pub use domain::{Domain, MAX_LOG_SIZE};

@@ -68,10 +68,10 @@ static __device__ __forceinline__ void st(fr_t* p, const fr_t& v) {
 // u ^ ((u >> 3 ^ u >> 4 ^ u >> 5) & 7). Without this XOR swizzle, 8 threads reading elements
 // at a power-of-two stride hit only a few of the 8 16-byte bank groups (up to 8-way
 // conflicts). The XOR only permutes units within aligned groups of 8, so an array of a
-// multiple of 8 units stays in bounds. The shifts were searched for (the bank model in
-// plan.rs's tests): these make every round of both radices, and the load and store loops,
-// conflict-free for every pass plan (u >> 3 ^ u >> 6 ^ u >> 9 did that for radix-8 rounds only).
-// Mirrored by plan::emulate::swizzle (the CPU model of this kernel).
+// multiple of 8 units stays in bounds. The shifts were searched for with a bank model: these
+// make every round of both radices, and the load and store loops, conflict-free for every pass
+// plan (u >> 3 ^ u >> 6 ^ u >> 9 did that for radix-8 rounds only). kiln-ntt's host emulation
+// tests (src/host_emulation.rs) check it on the accesses this file makes.
 static __device__ __forceinline__ uint32_t swizzle(uint32_t u) { return u ^ (((u >> 3) ^ (u >> 4) ^ (u >> 5)) & 7u); }
 
 static __device__ __forceinline__ fr_t sh_ld(const uint4* s, uint32_t e) {
