@@ -130,6 +130,16 @@ impl BackendArgs {
         self.workers
     }
 
+    /// The proofs this backend works on at once as asked: the CPU prover one, the GPU
+    /// prover the lanes `--workers` wants of its plan (the plan may grant fewer).
+    pub fn lanes_wanted(&self) -> usize {
+        match (self.on.backend, self.workers) {
+            (Backend::Cpu, _) => 1,
+            (_, kiln_sched::Workers::Fixed(n)) => n,
+            (_, kiln_sched::Workers::Auto) => GpuOptions::default().workers,
+        }
+    }
+
     /// Builds the prover over `params`. `quiet` silences the note saying which backend runs.
     pub fn prover(&self, params: Arc<Parameters>, quiet: bool) -> Result<Box<dyn Prover + Send + Sync>, CliError> {
         let gpu = self.on.gpu(quiet)?.is_some();

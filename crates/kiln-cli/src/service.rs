@@ -36,6 +36,17 @@ fn parse_params(s: &str) -> Result<(String, PathBuf), String> {
     Ok((id.to_string(), PathBuf::from(file)))
 }
 
+/// `--concurrent-jobs`: `auto` (`None`) or 1 to 64.
+fn parse_concurrent_jobs(s: &str) -> Result<Option<usize>, String> {
+    if s == "auto" {
+        return Ok(None);
+    }
+    match s.parse::<usize>() {
+        Ok(n @ 1..=64) => Ok(Some(n)),
+        _ => Err(format!("{s:?}: expected `auto` or a number of jobs from 1 to 64")),
+    }
+}
+
 /// Options of `kiln serve`.
 #[derive(clap::Args)]
 pub struct ServeArgs {
@@ -60,10 +71,12 @@ pub struct ServeArgs {
     /// printable characters (never given on the command line).
     #[arg(long)]
     token_file: Option<PathBuf>,
-    /// Jobs proved at once (each through the orchestrator; on a GPU, at most its lanes
-    /// prove at the same time), 1 to 64.
-    #[arg(long, default_value_t = 2, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
-    concurrent_jobs: usize,
+    /// Jobs in progress at once, `auto` or 1 to 64 (each through the orchestrator; at most
+    /// the prover's lanes prove at the same time, the others have their witnesses made).
+    /// `auto`: the lanes wanted (`--workers`; 1 on the CPU) plus the orchestrator's queue
+    /// depth (2), so that the next jobs' witnesses are made while the lanes prove.
+    #[arg(long, default_value = "auto", value_parser = parse_concurrent_jobs)]
+    concurrent_jobs: Option<usize>,
     /// Queued jobs allowed per priority; beyond it a submission is told to retry later.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     queue_limit: u64,
@@ -192,10 +205,13 @@ pub fn serve(args: &ServeArgs) -> CmdResult {
         let prover = backend.prover(params, false)?;
         Ok(SharedProver::from(prover))
     });
-    let params = ParamsSets::new(files, factory, Config::default(), Check::Full);
+    let sched = Config::default();
+    // `auto`: as many jobs beside the lanes as a batch keeps witnesses queued ahead of them.
+    let workers = args.concurrent_jobs.unwrap_or(args.backend.lanes_wanted() + sched.queue_depth);
+    let params = ParamsSets::new(files, factory, sched, Check::Full);
     let config = ServiceConfig {
         queue_limit: args.queue_limit,
-        workers: args.concurrent_jobs,
+        workers,
         lease: Duration::from_secs(args.lease_secs),
         max_attempts: args.max_attempts,
         ..ServiceConfig::default()
