@@ -114,7 +114,7 @@ fn parse_devices(s: &str) -> Result<Devices, String> {
 }
 
 /// `auto` or 1..=64.
-fn parse_workers(s: &str) -> Result<kiln_sched::Workers, String> {
+pub fn parse_workers(s: &str) -> Result<kiln_sched::Workers, String> {
     if s == "auto" {
         return Ok(kiln_sched::Workers::Auto);
     }

@@ -7,14 +7,14 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use kiln_groth16::Check;
-use kiln_sched::{Config, SharedProver};
+use kiln_sched::{Config, SharedProver, Workers};
 use kiln_service::{
     Address, BuiltinWitness, Circuits, Client, JobInfo, JobRequest, Listen, ParamsSets, PostgresStore, Priority,
     ProverFactory, Service, ServiceConfig, SqliteStore, Store, Token,
 };
 use serde_json::json;
 
-use crate::backend::BackendArgs;
+use crate::backend::{BackendArgs, parse_workers};
 use crate::cmds::CmdResult;
 use crate::error::CliError;
 
@@ -34,17 +34,6 @@ fn parse_params(s: &str) -> Result<(String, PathBuf), String> {
         return Err(format!("{s:?}: the file after '=' is empty"));
     }
     Ok((id.to_string(), PathBuf::from(file)))
-}
-
-/// `--concurrent-jobs`: `auto` (`None`) or 1 to 64.
-fn parse_concurrent_jobs(s: &str) -> Result<Option<usize>, String> {
-    if s == "auto" {
-        return Ok(None);
-    }
-    match s.parse::<usize>() {
-        Ok(n @ 1..=64) => Ok(Some(n)),
-        _ => Err(format!("{s:?}: expected `auto` or a number of jobs from 1 to 64")),
-    }
 }
 
 /// Options of `kiln serve`.
@@ -75,8 +64,8 @@ pub struct ServeArgs {
     /// the prover's lanes prove at the same time, the others have their witnesses made).
     /// `auto`: the lanes wanted (`--workers`; 1 on the CPU) plus the orchestrator's queue
     /// depth (2), so that the next jobs' witnesses are made while the lanes prove.
-    #[arg(long, default_value = "auto", value_parser = parse_concurrent_jobs)]
-    concurrent_jobs: Option<usize>,
+    #[arg(long, default_value = "auto", value_parser = parse_workers)]
+    concurrent_jobs: Workers,
     /// Queued jobs allowed per priority; beyond it a submission is told to retry later.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     queue_limit: u64,
@@ -183,6 +172,15 @@ fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
     tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|source| CliError::Runtime { source })
 }
 
+/// `--concurrent-jobs`; `auto`: as many jobs beside the lanes as a batch keeps witnesses
+/// queued ahead of its workers.
+fn concurrent_jobs(args: &ServeArgs, sched: &Config) -> usize {
+    match args.concurrent_jobs {
+        Workers::Fixed(n) => n,
+        Workers::Auto => args.backend.lanes_wanted() + sched.queue_depth,
+    }
+}
+
 /// `kiln serve`: runs until SIGINT or SIGTERM, then finishes the jobs being proved and stops.
 pub fn serve(args: &ServeArgs) -> CmdResult {
     let listen = match (args.tcp, &args.token_file) {
@@ -206,8 +204,7 @@ pub fn serve(args: &ServeArgs) -> CmdResult {
         Ok(SharedProver::from(prover))
     });
     let sched = Config::default();
-    // `auto`: as many jobs beside the lanes as a batch keeps witnesses queued ahead of them.
-    let workers = args.concurrent_jobs.unwrap_or(args.backend.lanes_wanted() + sched.queue_depth);
+    let workers = concurrent_jobs(args, &sched);
     let params = ParamsSets::new(files, factory, sched, Check::Full);
     let config = ServiceConfig {
         queue_limit: args.queue_limit,
@@ -370,4 +367,30 @@ pub fn metrics(args: &MetricsArgs) -> CmdResult {
         print!("{}", client.metrics().await?);
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Serve {
+        #[command(flatten)]
+        args: super::ServeArgs,
+    }
+
+    fn jobs(extra: &[&str]) -> usize {
+        let argv = ["serve", "--params", "p=p.params"].iter().chain(extra);
+        let serve = Serve::try_parse_from(argv).unwrap_or_else(|e| panic!("{extra:?}: {e}"));
+        super::concurrent_jobs(&serve.args, &kiln_sched::Config::default())
+    }
+
+    #[test]
+    fn concurrent_jobs_default_to_the_lanes_wanted_plus_the_queue_depth() {
+        assert_eq!(jobs(&["--backend", "cpu"]), 3, "the CPU prover's one lane + 2");
+        assert_eq!(jobs(&["--backend", "gpu"]), 4, "the GPU plan's 2 lanes asked by default + 2");
+        assert_eq!(jobs(&["--workers", "3"]), 5);
+        assert_eq!(jobs(&["--concurrent-jobs", "7", "--workers", "3"]), 7);
+        assert!(Serve::try_parse_from(["serve", "--params", "p=p", "--concurrent-jobs", "0"]).is_err());
+    }
 }
