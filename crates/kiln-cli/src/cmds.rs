@@ -675,6 +675,8 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
                 "device_busy_fraction": m.device_busy_fraction(),
                 "device_busy_after_fill": m.device_busy_after_fill(),
                 "devices": m.devices.iter().map(|d| json!({ "name": d.name, "busy_ms": ms(d.busy) })).collect::<Vec<_>>(),
+                "retired": m.retired,
+                "jobs_moved": m.jobs_moved,
                 "queue_wait_ms": ms(m.queue_wait),
                 "feed_wait_ms": ms(m.feed_wait),
                 "backpressure_wait_ms": ms(m.backpressure_wait),
@@ -707,6 +709,13 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
                 100.0 * d.busy.as_secs_f64() / m.wall.as_secs_f64().max(f64::MIN_POSITIVE),
                 100.0 * d.busy.as_secs_f64() / after.as_secs_f64().max(f64::MIN_POSITIVE),
                 ms(m.fill)
+            );
+        }
+        if !m.retired.is_empty() {
+            println!(
+                "retired   {} (device lost); {} job(s) moved to the provers left",
+                m.retired.join(", "),
+                m.jobs_moved
             );
         }
         println!(

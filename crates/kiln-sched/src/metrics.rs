@@ -22,6 +22,8 @@ pub struct DeviceBusy {
 pub struct Metrics {
     /// Provers retired during the batch after a device failure (a sticky CUDA error), by name.
     pub retired: Vec<String>,
+    /// Jobs whose prover's device was lost while proving them, proved by another prover.
+    pub jobs_moved: usize,
     /// Submission to the last result.
     pub wall: Duration,
     /// Jobs submitted.

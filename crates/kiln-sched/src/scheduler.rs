@@ -65,7 +65,7 @@ impl Default for Config {
 
 /// Takes batches of equally shaped jobs and proves them on its provers.
 pub struct Scheduler {
-    provers: Vec<SharedProver>,
+    provers: Arc<Vec<SharedProver>>,
     /// Per prover: retired after a sticky device error (for the scheduler's life: its CUDA
     /// context is unusable until the process ends).
     retired: Arc<Vec<AtomicBool>>,
@@ -202,7 +202,7 @@ impl Scheduler {
             return Err(SchedError::Zero { what: "workers" });
         }
         let retired = Arc::new(provers.iter().map(|_| AtomicBool::new(false)).collect());
-        Ok(Scheduler { provers, retired, config, next_id: AtomicU64::new(0) })
+        Ok(Scheduler { provers: Arc::new(provers), retired, config, next_id: AtomicU64::new(0) })
     }
 
     /// Its configuration.
@@ -309,10 +309,10 @@ impl Scheduler {
         for (w, slot) in slots.into_iter().enumerate() {
             let (ready, batch) = (ready.clone(), batch.clone());
             let prover = self.provers[slot].clone();
-            let retired = Retirement { flags: self.retired.clone(), slot };
+            let fleet = Fleet { provers: self.provers.clone(), retired: self.retired.clone(), slot };
             let spawned = std::thread::Builder::new()
                 .name(format!("kiln-sched-prove-{w}"))
-                .spawn(move || proving_stage(&batch, &ready, &*prover, &retired))
+                .spawn(move || proving_stage(&batch, &ready, &*prover, &fleet))
                 .map_err(|source| SchedError::Spawn { stage: Stage::Prove, source })?;
             handle.threads.push(spawned);
         }
@@ -370,29 +370,79 @@ fn witness_stage(batch: &Batch, feed: &Receiver<Submitted>, ready: &Sender<Ready
     batch.collector.add(|m| m.backpressure_wait += blocked);
 }
 
-/// A proving worker's view of its prover's retirement flag.
-struct Retirement {
-    flags: Arc<Vec<AtomicBool>>,
+/// A proving worker's view of the scheduler's provers: its own (by slot), which are retired,
+/// and the others a job moves to when its device is lost.
+struct Fleet {
+    provers: Arc<Vec<SharedProver>>,
+    retired: Arc<Vec<AtomicBool>>,
     slot: usize,
 }
 
-impl Retirement {
+impl Fleet {
     fn is_retired(&self) -> bool {
-        self.flags[self.slot].load(Ordering::SeqCst)
+        self.retired[self.slot].load(Ordering::SeqCst)
     }
-    /// Retires the prover; whether this call did it (not another of its workers before).
-    fn retire(&self) -> bool {
-        !self.flags[self.slot].swap(true, Ordering::SeqCst)
+
+    /// Retires the prover in `slot`; whether this call did it (not another worker before).
+    fn retire(&self, slot: usize) -> bool {
+        !self.retired[slot].swap(true, Ordering::SeqCst)
     }
+
+    /// Retires the prover in `slot` after `error` (a lost device) and says so, once.
+    fn retire_after(&self, batch: &Batch, slot: usize, job: JobId, error: &kiln_groth16::Groth16Error) {
+        if self.retire(slot) {
+            let name = self.provers[slot].name();
+            tracing::error!(prover = %name, job, %error, "device lost: its prover is retired, the others go on");
+            batch.collector.add(|m| m.retired.push(name));
+        }
+    }
+
+    /// The provers not retired, other than this worker's, in order.
+    fn others_live(&self) -> impl Iterator<Item = (usize, &SharedProver)> {
+        self.provers.iter().enumerate().filter(|&(i, _)| i != self.slot && !self.retired[i].load(Ordering::SeqCst))
+    }
+}
+
+/// One proof of `witness` on `prover`, a panic in it caught as the job's error.
+fn prove_one(
+    batch: &Batch,
+    prover: &(dyn Prover + Send + Sync),
+    id: JobId,
+    witness: &Witness,
+    r_s: (Scalar, Scalar),
+    timings: &mut Timings,
+) -> Result<Proof, Attempt> {
+    let mut t = Timings { on_gpu: prover.on_gpu(), ..Timings::default() };
+    let proved = catch_unwind(AssertUnwindSafe(|| {
+        prove_witnesses(prover, &batch.shape, std::slice::from_ref(witness), &[r_s], batch.options, &mut t)
+    }));
+    add_timings(timings, &t);
+    match proved {
+        Ok(Ok(mut proofs)) => Ok(proofs.remove(0)),
+        Ok(Err(source)) if source.is_device_lost() => Err(Attempt::DeviceLost(source)),
+        Ok(Err(source)) => Err(Attempt::Failed(JobError::Prove { job: id, prover: prover.name(), source })),
+        Err(p) => {
+            Err(Attempt::Failed(JobError::Panicked { job: id, stage: Stage::Prove, message: panic_message(&*p) }))
+        }
+    }
+}
+
+/// Why one proof attempt gave no proof.
+enum Attempt {
+    /// The prover's device is lost (a sticky error): the job may move to another prover.
+    DeviceLost(kiln_groth16::Groth16Error),
+    /// The job's own failure (its error, a panic): final.
+    Failed(JobError),
 }
 
 /// One proving worker: takes witnesses one at a time and proves each with one call of
 /// [`prove_witnesses`] (a GPU prover takes a lane per call). A sticky device error retires
-/// its prover: this worker and the prover's others stop, the other provers' go on.
-fn proving_stage(batch: &Batch, ready: &Receiver<Ready>, prover: &(dyn Prover + Send + Sync), retirement: &Retirement) {
+/// its prover: the job moves to the provers left (each waits for a lane of its own), this
+/// worker and the prover's others stop, the other provers' go on.
+fn proving_stage(batch: &Batch, ready: &Receiver<Ready>, prover: &(dyn Prover + Send + Sync), fleet: &Fleet) {
     let mut starved = Duration::ZERO;
     loop {
-        if retirement.is_retired() {
+        if fleet.is_retired() {
             break;
         }
         let wait = Instant::now();
@@ -412,33 +462,37 @@ fn proving_stage(batch: &Batch, ready: &Receiver<Ready>, prover: &(dyn Prover + 
             continue;
         }
         let proving = batch.collector.proving();
-        let mut t = Timings { on_gpu: prover.on_gpu(), ..Timings::default() };
-        let proved = catch_unwind(AssertUnwindSafe(|| {
-            prove_witnesses(prover, &batch.shape, std::slice::from_ref(&witness), &[r_s], batch.options, &mut t)
-        }));
+        let mut attempt = prove_one(batch, prover, id, &witness, r_s, &mut timings);
+        let device_lost = matches!(attempt, Err(Attempt::DeviceLost(_)));
+        if let Err(Attempt::DeviceLost(source)) = &attempt {
+            fleet.retire_after(batch, fleet.slot, id, source);
+        }
+        if device_lost {
+            for (slot, other) in fleet.others_live() {
+                let again = prove_one(batch, &**other, id, &witness, r_s, &mut timings);
+                if let Err(Attempt::DeviceLost(lost)) = &again {
+                    fleet.retire_after(batch, slot, id, lost);
+                    continue;
+                }
+                if again.is_ok() {
+                    batch.collector.add(|m| m.jobs_moved += 1);
+                }
+                attempt = again;
+                break;
+            }
+        }
         drop(proving);
         drop(witness);
         batch.collector.witness_dropped();
-        add_timings(&mut timings, &t);
-        let result = match proved {
-            Ok(Ok(mut proofs)) => Ok(proofs.remove(0)),
-            Ok(Err(source)) if source.is_device_lost() => {
-                if retirement.retire() {
-                    tracing::error!(prover = %prover.name(), job = id, error = %source, "device lost: its prover is retired, the others go on");
-                    batch.collector.add(|m| m.retired.push(prover.name()));
-                }
-                batch.send(JobOutcome {
-                    job: id,
-                    index,
-                    result: Err(JobError::Prove { job: id, prover: prover.name(), source }),
-                    timings,
-                });
-                break;
-            }
-            Ok(Err(source)) => Err(JobError::Prove { job: id, prover: prover.name(), source }),
-            Err(p) => Err(JobError::Panicked { job: id, stage: Stage::Prove, message: panic_message(&*p) }),
-        };
+        let result = attempt.map_err(|a| match a {
+            // No prover left to take it: the job fails with the first device's error.
+            Attempt::DeviceLost(source) => JobError::Prove { job: id, prover: prover.name(), source },
+            Attempt::Failed(e) => e,
+        });
         batch.send(JobOutcome { job: id, index, result, timings });
+        if device_lost {
+            break;
+        }
     }
     batch.collector.add(|m| m.starved_wait += starved);
 }

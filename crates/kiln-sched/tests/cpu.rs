@@ -444,9 +444,9 @@ impl Prover for FaultingDevice {
     }
 }
 
-/// A device that faults mid-batch is retired and says so; its failing job fails with the
-/// device's error, the other prover proves every other job, and later batches run on the
-/// provers left. With every prover retired, a batch is refused with a typed error.
+/// A device that faults mid-batch is retired and says so; the job it was proving moves to the
+/// other prover, which proves every job, and later batches run on the provers left. With
+/// every prover retired, a batch is refused with a typed error.
 #[cfg(feature = "cuda")]
 #[test]
 fn a_sticky_device_error_retires_that_prover_and_the_others_go_on() {
@@ -461,14 +461,10 @@ fn a_sticky_device_error_retires_that_prover_and_the_others_go_on() {
     let report = scheduler.run(shape.clone(), jobs(10)).unwrap();
     let m = report.metrics.clone();
     assert_eq!(m.retired, vec!["faulting-device".to_string()], "{m:?}");
-    assert_eq!((m.jobs_done, m.jobs_failed), (9, 1), "{m:?}");
-    let failed: Vec<&JobError> = report.outcomes.iter().filter_map(|o| o.result.as_ref().err()).collect();
-    assert!(
-        matches!(failed[..], [JobError::Prove { source, .. }] if source.is_device_lost()),
-        "the faulting job fails with the device's error: {failed:?}"
-    );
-    for o in report.outcomes.iter().filter(|o| o.result.is_ok()) {
-        assert!(verifies(o.result.as_ref().unwrap(), o.index as u64), "job {}", o.index);
+    assert_eq!((m.jobs_done, m.jobs_failed, m.jobs_moved), (10, 0, 1), "the faulting job moved: {m:?}");
+    for o in &report.outcomes {
+        let proof = o.result.as_ref().unwrap_or_else(|e| panic!("job {}: {e}", o.index));
+        assert!(verifies(proof, o.index as u64), "job {}", o.index);
     }
     assert_eq!(scheduler.retired(), vec!["faulting-device".to_string()]);
 
@@ -478,10 +474,30 @@ fn a_sticky_device_error_retires_that_prover_and_the_others_go_on() {
     assert_eq!((m.jobs_done, m.jobs_failed, m.workers), (3, 0, 2), "{m:?}");
     assert!(m.retired.is_empty(), "retired during an earlier batch, not this one: {m:?}");
 
-    // Only faulting provers: once both are retired nothing can prove.
+    // Two faulting devices and a healthy one: a job lost on one device moves past the other
+    // lost one (retiring it too) to the healthy prover; every job is proved.
+    let slow_cpu = hooked(|_| std::thread::sleep(Duration::from_millis(30)));
+    let scheduler = Scheduler::new(vec![faulting(1), faulting(1), slow_cpu], config(2, 2, 3)).unwrap();
+    let report = scheduler.run(shape.clone(), jobs(12)).unwrap();
+    let m = report.metrics.clone();
+    assert_eq!((m.jobs_done, m.jobs_failed), (12, 0), "{m:?}");
+    assert_eq!(m.retired, vec!["faulting-device".to_string(); 2], "{m:?}");
+    assert!((1..=2).contains(&m.jobs_moved), "{m:?}");
+    for o in &report.outcomes {
+        assert!(verifies(o.result.as_ref().unwrap(), o.index as u64), "job {}", o.index);
+    }
+
+    // Only faulting provers: once the last is retired nothing can prove, and the job it was
+    // proving fails with the device's error.
     let scheduler = Scheduler::new(vec![faulting(1)], config(1, 2, 1)).unwrap();
     let report = scheduler.run(shape.clone(), jobs(3)).unwrap();
     assert_eq!(report.metrics.jobs_done, 1, "one proof before the fault: {:?}", report.metrics);
+    let failed: Vec<&JobError> = report.outcomes.iter().filter_map(|o| o.result.as_ref().err()).collect();
+    assert!(
+        failed.iter().any(|e| matches!(e, JobError::Prove { source, .. } if source.is_device_lost())),
+        "the faulting job fails with the device's error: {failed:?}"
+    );
+    assert_eq!(report.metrics.jobs_moved, 0);
     let err = scheduler.run(shape, jobs(1)).unwrap_err();
     assert!(matches!(err, SchedError::AllRetired { .. }), "{err}");
 }
