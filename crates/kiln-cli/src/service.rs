@@ -239,8 +239,17 @@ pub fn serve(args: &ServeArgs) -> CmdResult {
     };
     let service = Service::start(store, Circuits::default(), params, config)?;
     if args.preload {
-        for (id, _) in &args.params {
+        for (id, file) in &args.params {
+            // A large set takes minutes (reading, checking every point, the GPU's upload):
+            // say what is happening before the socket appears.
+            let check = match args.params_check {
+                ParamsCheck::Full => "every point checked; --params-check no-subgroup for trusted files",
+                ParamsCheck::NoSubgroup => "subgroup check skipped",
+            };
+            eprintln!("kiln serve: loading parameter set {id} from {} ({check})", file.display());
+            let start = std::time::Instant::now();
             service.preload(id)?;
+            eprintln!("kiln serve: parameter set {id} loaded in {:.1} s", start.elapsed().as_secs_f64());
         }
     }
     let rt = runtime()?;
