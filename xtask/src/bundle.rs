@@ -106,7 +106,8 @@ pub fn gpu_bundle(sh: &Shell, args: &[String]) -> Result {
         cmd!(sh, "strip {to_strip...}").run()?;
     }
     sh.write_file(format!("{BUNDLE}/run.sh"), RUN_SH)?;
-    cmd!(sh, "chmod +x {BUNDLE}/run.sh").run()?;
+    sh.copy_file("benches/service.sh", format!("{BUNDLE}/service.sh"))?;
+    cmd!(sh, "chmod +x {BUNDLE}/run.sh {BUNDLE}/service.sh").run()?;
     let bytes: u64 = files.iter().map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0)).sum();
     // Every binary embeds every fatbin (~15 MiB), so the folder is large but repetitive: one
     // solid xz stream with a dictionary larger than a binary stores the kernels about once.
@@ -132,11 +133,12 @@ pub fn gpu_bundle(sh: &Shell, args: &[String]) -> Result {
 }
 
 const RUN_SH: &str = r#"#!/usr/bin/env bash
-# kiln GPU bundle. Usage: run.sh test | sanitize | bench | sass [dir] | all
+# kiln GPU bundle. Usage: run.sh test | sanitize | bench | service | sass [dir] | all
 #   test      every GPU test (--ignored) with KILN_REQUIRE_GPU=1; stops at the first failing
 #             binary (KILN_KEEP_GOING=1 runs them all and lists the failing ones)
 #   sanitize  the same under compute-sanitizer memcheck, at small sizes (KILN_TEST_SMALL=1)
 #   bench     every benchmark binary
+#   service   kiln serve against the orchestrator on porep 2^22 (service.sh: LOG, N, Q, CJ, OUT)
 #   sass      per-kernel registers/stack/shared memory of every fatbin (cuobjdump), and the
 #             SASS of the field/curve bench kernels into sass-field_bench.txt (or $2/...)
 set -u -o pipefail
@@ -188,10 +190,11 @@ case $mode in
     sanitize) # Tests that provoke API errors on purpose (OOM, missing kernel) are not memory errors.
               KILN_TEST_SMALL=1 run_tests sanitize "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 99 ;;
     bench) run_benches ;;
+    service) bash "$here/service.sh" ;;
     sass) cuobjdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
           for f in "$here"/fatbin/*.fatbin; do echo "== $(basename "$f")"; "$cuobjdump" --dump-resource-usage "$f"; done
           "$cuobjdump" --dump-sass "$here/fatbin/field_bench.fatbin" > "${2:-.}/sass-field_bench.txt" ;;
     all) "$0" test && "$0" sanitize; s=$?; "$0" bench; exit $s ;;
-    *) echo "usage: run.sh test | sanitize | bench | sass [dir] | all"; exit 2 ;;
+    *) echo "usage: run.sh test | sanitize | bench | service | sass [dir] | all"; exit 2 ;;
 esac
 "#;
