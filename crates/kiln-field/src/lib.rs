@@ -30,7 +30,8 @@ mod layout;
 pub use blstrs::{Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 pub use layout::{DeviceLayout, LayoutError};
 
-/// The README's examples, run as doctests.
+/// The README's examples, run as doctests; they name the GPU API too, so only with the
+/// `cuda` feature.
 #[doc = include_str!("../README.md")]
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "cuda"))]
 pub struct ReadmeDoctests;

@@ -42,8 +42,9 @@ mod plan;
 
 pub use domain::{Domain, MAX_LOG_SIZE};
 
-/// The README's examples, compiled as doctests (the GPU ones `no_run`).
+/// The README's examples, compiled as doctests (the GPU ones `no_run`); they name the GPU
+/// API too, so only with the `cuda` feature.
 #[doc = include_str!("../README.md")]
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "cuda"))]
 pub struct ReadmeDoctests;
 pub use error::NttError;
