@@ -183,6 +183,9 @@ macro_rules! kernels {
 // After the macros: the split path launches with them too.
 mod split;
 
+#[cfg(test)]
+mod host_emulation;
+
 impl MsmContext {
     /// A context for MSMs of at most `capacity` points in `curve`, with all scratch
     /// ([`scratch_bytes`](super::scratch_bytes)`(capacity, curve)`) taken from `mem` and poisoned now, on a new stream.
