@@ -158,13 +158,14 @@ KILN_DEV void accumulate(const affine_t<F>* bases, const uint32_t* sorted, const
 // Level `level` of the tree that sums each bucket's head partials, one thread per chunk slot.
 // A bucket b spanning chunks t0 < t1 has its tail in slot t0 and a head in every slot
 // t0 + 1 ..= t1 (each of those chunks starts inside b), so its heads are one run of slots with
-// head_b = b, the run's first slot computable from off[b]. At level L the head at run position
-// r, r a multiple of 2^(L+1), adds in the head 2^L slots further on when that one is still in
-// the run. By induction, after levels 0..L position r holds the sum of positions
-// r .. r + 2^(L+1) - 1 of the run; a run is at most chunks - 1 long, so after ⌈log2(chunks)⌉
+// head_b = b, the run's first slot computable from off[b]. At level L the head at position p
+// of the run, p a multiple of 2^(L+1), adds in the head 2^L slots further on when that one is
+// still in the run. By induction, after levels 0..L position p holds the sum of positions
+// p .. p + 2^(L+1) - 1 of the run; a run is at most chunks - 1 long, so after ⌈log2(chunks)⌉
 // levels its first head holds the whole run. The head a thread reads is at an odd multiple
-// of 2^L, which no thread of the same level writes. (One thread a bucket adding up its heads
-// in turn left a top window with a few heavy buckets, ~1300 heads each, on a few threads.)
+// of 2^L, which no thread of the same level writes. Why a tree: one thread a bucket adding
+// its heads in turn leaves a window with a few heavy buckets (the top window of signed
+// digits, ~1300 heads each) to a few threads while the rest of the GPU idles.
 template <class F>
 KILN_DEV void join_heads(const uint32_t* offsets, uint32_t nb, uint32_t windows, uint32_t S, uint32_t chunks,
                          uint32_t level, xyzz_t<F>* head, const uint32_t* head_b) {
@@ -175,8 +176,8 @@ KILN_DEV void join_heads(const uint32_t* offsets, uint32_t nb, uint32_t windows,
     uint32_t b = head_b[base + k];
     if (b == MSM_NONE) return;
     uint32_t first = offsets[(size_t)w * (nb + 1) + b] / S + 1;
-    uint64_t pos = k - first;
-    if (pos & ((2ull << level) - 1)) return;
+    uint64_t pos_in_run = k - first;
+    if (pos_in_run & ((2ull << level) - 1)) return;
     uint64_t partner = (uint64_t)k + (1ull << level);
     if (partner >= chunks || head_b[base + partner] != b) return;
     xyzz_t<F> acc = head[base + k];
