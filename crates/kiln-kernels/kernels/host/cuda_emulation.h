@@ -3,8 +3,9 @@
 // without a GPU (crates/kiln-ntt/src/host_emulation.rs runs kernels/ntt/ntt.cu this way).
 //
 // Include it (after the standard headers the driver needs) before the kernel file. It
-// supplies the CUDA keywords, the built-ins the kernels use (uint4, make_uint4, __brev, min)
-// and the thread model: `launch` runs a 1-D grid, each block's threads as cooperative fibers
+// supplies the CUDA keywords, the built-ins the kernels use (uint4, make_uint4, __brev, __clz, min)
+// and the thread model: `launch` runs a 1-D grid (`launch_2d` a 2-D one, for kernels that take a
+// second index from blockIdx.y), each block's threads as cooperative fibers
 // (ucontext) on one host thread, so `__syncthreads` is a real barrier and `__shared__`
 // memory is one array per block, as on the GPU. Blocks are spread over the host's cores.
 //
@@ -92,26 +93,28 @@ struct Hooks {
     std::function<void(const std::vector<Thread>&)> after;
 };
 
-// Runs kernel body `body` (a call of the kernel with its arguments) on a 1-D grid of `grid`
-// blocks of `block` threads. Returns false (after finishing the grid) if the threads of a
-// block did not reach the same barriers.
-inline bool launch(uint32_t grid, uint32_t block, const std::function<void()>& body, const Hooks& hooks = {}) {
+// Runs kernel body `body` (a call of the kernel with its arguments) on a 2-D grid of
+// `grid_x` × `grid_y` blocks of `block` threads. Returns false (after finishing the grid) if the
+// threads of a block did not reach the same barriers.
+inline bool launch_2d(uint32_t grid_x, uint32_t grid_y, uint32_t block, const std::function<void()>& body,
+                      const Hooks& hooks = {}) {
     // Kernel frames are small (a thread holds a few field elements); 64 KiB leaves room.
     constexpr size_t STACK = 64 << 10;
+    const uint32_t grid = grid_x * grid_y;
     std::atomic<uint32_t> next{0};
     std::atomic<bool> ok{true};
     auto worker = [&] {
         std::vector<Thread> threads(block);
         std::unique_ptr<char[]> stacks(new char[STACK * block]);
         current.body = &body;
-        current.grid_dim = dim3{grid, 1, 1};
+        current.grid_dim = dim3{grid_x, grid_y, 1};
         current.block_dim = dim3{block, 1, 1};
         for (uint32_t b; (b = next.fetch_add(1)) < grid;) {
-            current.block_idx = dim3{b, 1, 1};
+            current.block_idx = dim3{b % grid_x, b / grid_x, 0};
             if (hooks.before) hooks.before();
             for (uint32_t t = 0; t < block; t++) {
                 Thread& th = threads[t];
-                th.idx = dim3{t, 1, 1};
+                th.idx = dim3{t, 0, 0};
                 th.done = false;
                 th.shared_log.clear();
                 getcontext(&th.ctx);
@@ -144,6 +147,11 @@ inline bool launch(uint32_t grid, uint32_t block, const std::function<void()>& b
     if (n > 0) worker();
     for (auto& t : pool) t.join();
     return ok;
+}
+
+// A 1-D grid of `grid` blocks.
+inline bool launch(uint32_t grid, uint32_t block, const std::function<void()>& body, const Hooks& hooks = {}) {
+    return launch_2d(grid, 1, block, body, hooks);
 }
 
 // Bank conflicts of a block's logged 16-byte accesses: a warp's LDS.128/STS.128 is served a
@@ -213,4 +221,5 @@ inline uint32_t __brev(uint32_t v) {
     v = ((v >> 8) & 0x00ff00ffu) | ((v & 0x00ff00ffu) << 8);
     return (v >> 16) | (v << 16);
 }
+inline int __clz(uint32_t v) { return v == 0 ? 32 : __builtin_clz(v); }
 inline uint32_t min(uint32_t a, uint32_t b) { return a < b ? a : b; }

@@ -18,6 +18,11 @@ using namespace kiln_msm;
         uint32_t* head_b, uint32_t* tail_b) {                                                                        \
         accumulate<F>(bases, sorted, offsets, n, nb, windows, S, chunks, buckets, head, tail, head_b, tail_b);               \
     }                                                                                                                \
+    extern "C" __global__ void msm_join_heads_##SUFFIX(const uint32_t* offsets, uint32_t nb, uint32_t windows,       \
+                                                       uint32_t S, uint32_t chunks, uint32_t level,                  \
+                                                       xyzz_t<F>* head, const uint32_t* head_b) {                    \
+        join_heads<F>(offsets, nb, windows, S, chunks, level, head, head_b);                                         \
+    }                                                                                                                \
     extern "C" __global__ void msm_bucket_fixup_##SUFFIX(const uint32_t* offsets, uint32_t nb, uint32_t windows,     \
                                                          uint32_t S, uint32_t chunks, xyzz_t<F>* buckets,            \
                                                          const xyzz_t<F>* head, const xyzz_t<F>* tail) {             \

@@ -10,9 +10,11 @@
 //      thread per chunk (load balance: a heavy bucket is split over many threads). Mixed XYZZ
 //      additions. A bucket wholly inside one chunk is written directly; the partial sums of
 //      buckets crossing chunk edges go to head/tail slots.
-//   5. msm_bucket_fixup: one thread per bucket joins its head/tail partials (or writes zero).
-//   6. msm_bucket_reduce: Σ (j+1)·B_j per window by running sums over segments of L buckets.
-//   7. msm_sum_groups (twice) + msm_combine: per-window sums, then Horner over windows.
+//   5. msm_join_heads (⌈log2(chunks)⌉ launches, one a level): the head partials of each bucket
+//      are summed as a tree over the chunk slots, into the bucket's first head.
+//   6. msm_bucket_fixup: one thread per bucket joins its tail and first head (or writes zero).
+//   7. msm_bucket_reduce: Σ (j+1)·B_j per window by running sums over segments of L buckets.
+//   8. msm_sum_groups (twice) + msm_combine: per-window sums, then Horner over windows.
 #pragma once
 #include "curve/curve.cuh"
 #include "field/fr.cuh"
@@ -153,6 +155,38 @@ KILN_DEV void accumulate(const affine_t<F>* bases, const uint32_t* sorted, const
     }
 }
 
+// Level `level` of the tree that sums each bucket's head partials, one thread per chunk slot.
+// A bucket b spanning chunks t0 < t1 has its tail in slot t0 and a head in every slot
+// t0 + 1 ..= t1 (each of those chunks starts inside b), so its heads are one run of slots with
+// head_b = b, the run's first slot computable from off[b]. At level L the head at position p
+// of the run, p a multiple of 2^(L+1), adds in the head 2^L slots further on when that one is
+// still in the run. By induction, after levels 0..L position p holds the sum of positions
+// p .. p + 2^(L+1) - 1 of the run; a run is at most chunks - 1 long, so after ⌈log2(chunks)⌉
+// levels its first head holds the whole run. The head a thread reads is at an odd multiple
+// of 2^L, which no thread of the same level writes. Why a tree: one thread a bucket adding
+// its heads in turn leaves a window with a few heavy buckets (the top window of signed
+// digits, ~1300 heads each) to a few threads while the rest of the GPU idles.
+template <class F>
+KILN_DEV void join_heads(const uint32_t* offsets, uint32_t nb, uint32_t windows, uint32_t S, uint32_t chunks,
+                         uint32_t level, xyzz_t<F>* head, const uint32_t* head_b) {
+    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t w = blockIdx.y;
+    if (k >= chunks || w >= windows) return;
+    const size_t base = (size_t)w * chunks;
+    uint32_t b = head_b[base + k];
+    if (b == MSM_NONE) return;
+    uint32_t first = offsets[(size_t)w * (nb + 1) + b] / S + 1;
+    uint64_t pos_in_run = k - first;
+    if (pos_in_run & ((2ull << level) - 1)) return;
+    uint64_t partner = (uint64_t)k + (1ull << level);
+    if (partner >= chunks || head_b[base + partner] != b) return;
+    xyzz_t<F> acc = head[base + k];
+    add<F>(acc, head[base + partner]);
+    head[base + k] = acc;
+}
+
+// The bucket sums msm_accumulate left in partials: tail + first head, after msm_join_heads
+// has summed the heads.
 template <class F>
 KILN_DEV void bucket_fixup(const uint32_t* offsets, uint32_t nb, uint32_t windows, uint32_t S, uint32_t chunks,
                            xyzz_t<F>* buckets, const xyzz_t<F>* head, const xyzz_t<F>* tail) {
@@ -170,7 +204,7 @@ KILN_DEV void bucket_fixup(const uint32_t* offsets, uint32_t nb, uint32_t window
     if (t0 == t1) return;  // written by msm_accumulate
     const size_t base = (size_t)w * chunks;
     xyzz_t<F> acc = tail[base + t0];
-    for (uint32_t k = t0 + 1; k <= t1; k++) add<F>(acc, head[base + k]);
+    add<F>(acc, head[base + t0 + 1]);
     *out = acc;
 }
 

@@ -32,6 +32,7 @@ struct Kernels {
     classify: CudaFunction,
     gather: CudaFunction,
     accumulate: CudaFunction,
+    join_heads: CudaFunction,
     fixup: CudaFunction,
     reduce: CudaFunction,
     sum_groups: CudaFunction,
@@ -169,6 +170,7 @@ macro_rules! kernels {
             classify: $device.kernel(sort::CLASSIFY)?,
             gather: $device.kernel(sort::GATHER_SCALARS)?,
             accumulate: $device.kernel(c::ACCUMULATE)?,
+            join_heads: $device.kernel(c::JOIN_HEADS)?,
             fixup: $device.kernel(c::BUCKET_FIXUP)?,
             reduce: $device.kernel(c::BUCKET_REDUCE)?,
             sum_groups: $device.kernel(c::SUM_GROUPS)?,
@@ -180,6 +182,9 @@ macro_rules! kernels {
 
 // After the macros: the split path launches with them too.
 mod split;
+
+#[cfg(test)]
+mod host_emulation;
 
 impl MsmContext {
     /// A context for MSMs of at most `capacity` points in `curve`, with all scratch
@@ -415,6 +420,12 @@ impl MsmContext {
         launch!(self, accumulate, grid_of(plan.chunks, plan.windows, ACC_BLOCK), "msm_accumulate";
             &*bases.buf, &*self.sorted, &*self.offsets, &n, &nb, &w, &chunk_len, &chunks,
             &mut *self.buckets, &mut *self.head, &mut *self.tail, &mut *self.head_b, &mut *self.tail_b);
+        // Every level, whatever the buckets: how long a bucket's run of heads is would take a
+        // read-back; a level with nothing to join costs one launch of threads that return.
+        for level in 0..join_levels(chunks) {
+            launch!(self, join_heads, grid(plan.chunks, plan.windows), "msm_join_heads";
+                &*self.offsets, &nb, &w, &chunk_len, &chunks, &level, &mut *self.head, &*self.head_b);
+        }
         launch!(self, fixup, grid(plan.buckets, plan.windows), "msm_bucket_fixup";
             &*self.offsets, &nb, &w, &chunk_len, &chunks, &mut *self.buckets, &*self.head, &*self.tail);
         launch!(self, reduce, grid(plan.segments, plan.windows), "msm_bucket_reduce";
@@ -509,6 +520,12 @@ impl MsmContext {
     pub fn msm_g2_multi(&mut self, bases: &[&GpuBases], scalars: Scalars<'_>) -> Result<Vec<G2Projective>, MsmError> {
         self.multi_raw(bases, scalars)?.iter().map(|w| point(w)).collect()
     }
+}
+
+/// Levels of `msm_join_heads` that sum any bucket's heads: a bucket has at most `chunks - 1`
+/// (one per chunk after the one it starts in), so ⌈log2(chunks)⌉.
+fn join_levels(chunks: u32) -> u32 {
+    u32::BITS - chunks.saturating_sub(1).leading_zeros()
 }
 
 /// The point whose device words (one Jacobian point in kiln-field's layout) are `words`.

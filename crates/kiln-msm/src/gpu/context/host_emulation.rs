@@ -1,0 +1,314 @@
+//! The real bucket kernels of `kernels/msm/g1.cu` on the CPU: `host_emulation.cpp` compiles
+//! them with the host C++ compiler and kiln-kernels' `host/cuda_emulation.h` into a library
+//! these tests load, then runs accumulate → join heads (every level) → fix-up over host memory,
+//! with the launch shapes and level count [`MsmContext::reduce`](super::MsmContext) uses, and
+//! compares every bucket with a CPU sum. The sorted lists are built here, not by the sort
+//! kernels, so that a window can hold a bucket spanning hundreds of chunks next to buckets of
+//! a few entries, buckets starting on and off chunk edges, and empty ones. No nvcc, no GPU.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use blstrs::{G1Affine, G1Projective};
+use group::{Curve as _, Group as _};
+use kiln_field::DeviceLayout;
+use kiln_kernels::msm::{NONE, SIGN};
+use rand::{Rng, SeedableRng};
+
+use super::{ACC_BLOCK, grid, grid_of, join_levels};
+
+type AccumulateFn = unsafe extern "C" fn(
+    u32,
+    u32,
+    u32,
+    *const u64,
+    *const u32,
+    *const u32,
+    u32,
+    u32,
+    u32,
+    u32,
+    u32,
+    *mut u64,
+    *mut u64,
+    *mut u64,
+    *mut u32,
+    *mut u32,
+) -> i32;
+type JoinHeadsFn =
+    unsafe extern "C" fn(u32, u32, u32, *const u32, u32, u32, u32, u32, u32, *mut u64, *const u32) -> i32;
+type FixupFn =
+    unsafe extern "C" fn(u32, u32, u32, *const u32, u32, u32, u32, u32, *mut u64, *const u64, *const u64) -> i32;
+type ToJacobianFn = unsafe extern "C" fn(*const u64, u32, *mut u64);
+
+/// The entry points of the compiled `host_emulation.cpp`.
+struct Kernels {
+    accumulate: AccumulateFn,
+    join_heads: JoinHeadsFn,
+    fixup: FixupFn,
+    to_jacobian: ToJacobianFn,
+    _lib: libloading::Library,
+}
+
+/// Compiles and loads the emulation once per test process (the tests share it).
+fn kernels() -> &'static Kernels {
+    static KERNELS: OnceLock<Kernels> = OnceLock::new();
+    KERNELS.get_or_init(|| {
+        let out = PathBuf::from(env!("OUT_DIR"));
+        // One file per process: test binaries of other feature sets may build at the same time.
+        let lib = out.join(format!("kiln_msm_host_emulation_{}.so", std::process::id()));
+        let mut cmd = cc::Build::new()
+            .cpp(true)
+            .target(env!("KILN_MSM_TARGET"))
+            .host(env!("KILN_MSM_HOST"))
+            // The kernels' field arithmetic is unusably slow unoptimised.
+            .opt_level(2)
+            .debug(false)
+            .warnings(false)
+            .cargo_metadata(false)
+            .out_dir(&out)
+            .get_compiler()
+            .to_command();
+        cmd.args([
+            "-std=c++17",
+            "-shared",
+            "-fPIC",
+            "-pthread",
+            "-Wno-unknown-pragmas",
+            "-I",
+            kiln_kernels::SOURCE_DIR,
+        ])
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/src/gpu/context/host_emulation.cpp"))
+        .arg("-o")
+        .arg(&lib);
+        let status = cmd.status().unwrap_or_else(|e| panic!("cannot run the C++ compiler ({cmd:?}): {e}"));
+        assert!(status.success(), "the C++ compiler failed on host_emulation.cpp (see its output above)");
+        // SAFETY: the library is ours, built just now; its initialisers only set up globals.
+        let loaded = unsafe { libloading::Library::new(&lib) }.expect("load the host emulation");
+        let _ = std::fs::remove_file(&lib);
+        // SAFETY: each symbol is an extern "C" function of host_emulation.cpp with the signature
+        // of its type; the library stays loaded in `_lib` as long as the pointers live.
+        unsafe {
+            Kernels {
+                accumulate: *loaded.get::<AccumulateFn>(b"kiln_msm_emu_accumulate_g1\0").unwrap(),
+                join_heads: *loaded.get::<JoinHeadsFn>(b"kiln_msm_emu_join_heads_g1\0").unwrap(),
+                fixup: *loaded.get::<FixupFn>(b"kiln_msm_emu_bucket_fixup_g1\0").unwrap(),
+                to_jacobian: *loaded.get::<ToJacobianFn>(b"kiln_msm_emu_xyzz_to_jacobian_g1\0").unwrap(),
+                _lib: loaded,
+            }
+        }
+    })
+}
+
+/// u64 words of one XYZZ point over Fp.
+const XYZZ_WORDS: usize = 4 * 6;
+
+/// Windows of sorted entries: `entries[w]` lists bucket by bucket (point index, `SIGN` when
+/// negated), `sizes[w][b]` entries in bucket b.
+struct Windows {
+    sizes: Vec<Vec<u32>>,
+    entries: Vec<Vec<u32>>,
+}
+
+impl Windows {
+    /// Random entries over `points` points for the given bucket sizes.
+    fn new(sizes: Vec<Vec<u32>>, points: u32, rng: &mut impl Rng) -> Windows {
+        let entries = sizes
+            .iter()
+            .map(|s| {
+                let total = s.iter().sum::<u32>();
+                (0..total).map(|_| rng.gen_range(0..points) | if rng.r#gen() { SIGN } else { 0 }).collect()
+            })
+            .collect();
+        Windows { sizes, entries }
+    }
+
+    /// The bucket sums by blstrs, window by window.
+    fn expected(&self, bases: &[G1Affine]) -> Vec<G1Projective> {
+        let mut out = Vec::new();
+        for (sizes, entries) in self.sizes.iter().zip(&self.entries) {
+            let mut rest = &entries[..];
+            for &size in sizes {
+                let (bucket, tail) = rest.split_at(size as usize);
+                rest = tail;
+                out.push(bucket.iter().fold(G1Projective::identity(), |acc, &e| {
+                    let p = G1Projective::from(bases[(e & !SIGN) as usize]);
+                    if e & SIGN != 0 { acc - p } else { acc + p }
+                }));
+            }
+        }
+        out
+    }
+}
+
+/// The bucket sums the kernels give for `windows`, cut into chunks of `chunk_len` entries,
+/// after `levels` launches of msm_join_heads (None: as many as `MsmContext::reduce` runs).
+fn device_buckets(windows: &Windows, bases: &[G1Affine], chunk_len: u32, levels: Option<u32>) -> Vec<G1Projective> {
+    let k = kernels();
+    let w = windows.sizes.len();
+    let nb = windows.sizes[0].len();
+    assert!(windows.sizes.iter().all(|s| s.len() == nb));
+    // The lists' stride: at most one entry per point and window on the device.
+    let n = windows.entries.iter().map(Vec::len).max().unwrap();
+    let chunks = n.div_ceil(chunk_len as usize);
+    let mut sorted = vec![NONE; w * n];
+    let mut offsets = Vec::with_capacity(w * (nb + 1));
+    for (win, (sizes, entries)) in windows.sizes.iter().zip(&windows.entries).enumerate() {
+        sorted[win * n..win * n + entries.len()].copy_from_slice(entries);
+        offsets.push(0u32);
+        for &s in sizes {
+            offsets.push(offsets.last().unwrap() + s);
+        }
+    }
+    // Poisoned like the device scratch (`take_poisoned`): what the kernels must write, they write.
+    let mut buckets = vec![u64::MAX; w * nb * XYZZ_WORDS];
+    let mut head = vec![u64::MAX; w * chunks * XYZZ_WORDS];
+    let mut tail = vec![u64::MAX; w * chunks * XYZZ_WORDS];
+    let mut head_b = vec![u32::MAX - 1; w * chunks];
+    let mut tail_b = vec![u32::MAX - 1; w * chunks];
+    let bases_words = G1Affine::as_u64s(bases);
+    let (n32, nb32, w32, chunks32) = (n as u32, nb as u32, w as u32, chunks as u32);
+    let acc = grid_of(chunks, w, ACC_BLOCK);
+    let join = grid(chunks, w);
+    let fix = grid(nb, w);
+    // SAFETY: every pointer is to a host buffer of the size the kernel indexes (w windows of
+    // n entries, nb + 1 offsets, chunks partials, nb buckets), as on the device; the arguments
+    // are those MsmContext::reduce passes.
+    unsafe {
+        let rc = (k.accumulate)(
+            acc.grid_dim.0,
+            acc.grid_dim.1,
+            acc.block_dim.0,
+            bases_words.as_ptr(),
+            sorted.as_ptr(),
+            offsets.as_ptr(),
+            n32,
+            nb32,
+            w32,
+            chunk_len,
+            chunks32,
+            buckets.as_mut_ptr(),
+            head.as_mut_ptr(),
+            tail.as_mut_ptr(),
+            head_b.as_mut_ptr(),
+            tail_b.as_mut_ptr(),
+        );
+        assert_eq!(rc, 0, "msm_accumulate");
+        for level in 0..levels.unwrap_or(join_levels(chunks32)) {
+            let rc = (k.join_heads)(
+                join.grid_dim.0,
+                join.grid_dim.1,
+                join.block_dim.0,
+                offsets.as_ptr(),
+                nb32,
+                w32,
+                chunk_len,
+                chunks32,
+                level,
+                head.as_mut_ptr(),
+                head_b.as_ptr(),
+            );
+            assert_eq!(rc, 0, "msm_join_heads level {level}");
+        }
+        let rc = (k.fixup)(
+            fix.grid_dim.0,
+            fix.grid_dim.1,
+            fix.block_dim.0,
+            offsets.as_ptr(),
+            nb32,
+            w32,
+            chunk_len,
+            chunks32,
+            buckets.as_mut_ptr(),
+            head.as_ptr(),
+            tail.as_ptr(),
+        );
+        assert_eq!(rc, 0, "msm_bucket_fixup");
+    }
+    let mut jacobian = vec![0u64; w * nb * G1Projective::WORDS];
+    // SAFETY: `buckets` holds w·nb XYZZ points, `jacobian` room for as many Jacobian ones.
+    unsafe { (k.to_jacobian)(buckets.as_ptr(), (w * nb) as u32, jacobian.as_mut_ptr()) };
+    G1Projective::from_u64s(&jacobian).unwrap()
+}
+
+fn random_bases(count: usize, rng: &mut impl Rng) -> Vec<G1Affine> {
+    let points: Vec<G1Projective> = (0..count).map(|_| G1Projective::random(&mut *rng)).collect();
+    let mut affine = vec![G1Affine::default(); count];
+    G1Projective::batch_normalize(&points, &mut affine);
+    affine
+}
+
+/// Two windows with chunks of 4 entries: a bucket over 326 chunks starting mid-chunk, one
+/// of 256 entries starting on a chunk edge (a run of heads of a power of two), one of 257,
+/// buckets of a chunk or less on and off edges, empty buckets, and a second window shorter
+/// than the first (chunks past its end).
+fn heavy_and_light(rng: &mut impl Rng) -> Windows {
+    let first = vec![0, 3, 1301, 5, 0, 3, 256, 257, 1, 4, 8, 3, 0];
+    let second = vec![4, 4, 4, 0, 0, 9, 130, 1, 2, 0, 64, 7, 0];
+    Windows::new(vec![first, second], 64, rng)
+}
+
+#[test]
+fn buckets_spanning_many_chunks_match_cpu() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let bases = random_bases(64, &mut rng);
+    let windows = heavy_and_light(&mut rng);
+    let expected = windows.expected(&bases);
+    for chunk_len in [4, 5, 32] {
+        let got = device_buckets(&windows, &bases, chunk_len, None);
+        for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+            assert_eq!(g, e, "chunk_len {chunk_len}, window {}, bucket {}", i / 13, i % 13);
+        }
+    }
+}
+
+#[test]
+fn random_bucket_sizes_match_cpu() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
+    let bases = random_bases(32, &mut rng);
+    for _ in 0..4 {
+        let sizes = (0..3)
+            .map(|_| {
+                (0..16)
+                    .map(|_| match rng.gen_range(0..8) {
+                        0 => 0,
+                        1 => rng.gen_range(100..700),
+                        _ => rng.gen_range(1..12),
+                    })
+                    .collect()
+            })
+            .collect();
+        let windows = Windows::new(sizes, 32, &mut rng);
+        let chunk_len = rng.gen_range(2..9);
+        assert_eq!(
+            device_buckets(&windows, &bases, chunk_len, None),
+            windows.expected(&bases),
+            "chunk_len {chunk_len}"
+        );
+    }
+}
+
+/// The test above sees a join that stops short: one level fewer leaves the heavy bucket with
+/// a head unjoined.
+#[test]
+fn one_level_fewer_misses_heads() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let bases = random_bases(64, &mut rng);
+    let windows = heavy_and_light(&mut rng);
+    let n = windows.entries.iter().map(Vec::len).max().unwrap();
+    let levels = join_levels(n.div_ceil(4) as u32);
+    assert_ne!(device_buckets(&windows, &bases, 4, Some(levels - 1)), windows.expected(&bases));
+}
+
+#[test]
+fn join_levels_cover_the_longest_run_of_heads() {
+    assert_eq!(join_levels(1), 0);
+    assert_eq!(join_levels(2), 1);
+    assert_eq!(join_levels(3), 2);
+    assert_eq!(join_levels(4), 2);
+    assert_eq!(join_levels(5), 3);
+    for chunks in 2..2000u32 {
+        // A bucket has at most chunks - 1 heads; the levels must reach over them all.
+        assert!(1u64 << join_levels(chunks) >= u64::from(chunks - 1));
+    }
+}
