@@ -62,6 +62,16 @@ pub unsafe trait DeviceLayout: Copy + Sized + 'static {
         Ok(unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<Self>(), words.len() / Self::WORDS) })
     }
 
+    /// `words` viewed as values, in place (no copy): e.g. a pinned buffer of `u64` words the
+    /// host wrote scalars into, read back.
+    fn from_u64s_ref(words: &[u64]) -> Result<&[Self], LayoutError> {
+        if words.len() % Self::WORDS != 0 {
+            return Err(LayoutError::Ragged { len: words.len(), ty: Self::KERNEL_TYPE, per: Self::WORDS });
+        }
+        // SAFETY: as in `from_u64s_mut`, with a shared borrow.
+        Ok(unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<Self>(), words.len() / Self::WORDS) })
+    }
+
     /// Values from device words (a byte copy, no validation: the device produces reduced
     /// field elements and valid points; a poisoned or garbage buffer gives garbage values,
     /// never undefined behaviour, since every bit pattern is a valid blst struct).

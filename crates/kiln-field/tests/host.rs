@@ -108,6 +108,7 @@ fn ragged_buffers_are_an_error() {
     assert!(err.to_string().contains("n * 4"), "{err}");
     assert!(G2Affine::from_u64s(&[]).unwrap().is_empty());
     assert!(Scalar::from_u64s_mut(&mut [1, 2, 3]).is_err());
+    assert!(Scalar::from_u64s_ref(&[1, 2, 3]).is_err());
 }
 
 #[test]
@@ -124,6 +125,8 @@ fn round_trip<T: DeviceLayout + PartialEq + std::fmt::Debug>(values: &[T]) {
     let mut words = vec![0u64; w.len()];
     T::from_u64s_mut(&mut words).unwrap().copy_from_slice(values);
     assert_eq!(words, w);
+    // And read through the shared view: the same values.
+    assert_eq!(T::from_u64s_ref(&words).unwrap(), values);
 }
 
 proptest! {

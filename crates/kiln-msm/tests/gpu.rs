@@ -161,6 +161,17 @@ fn batch_multi_and_device_scalars() {
     let dev = ctx.stream().clone_htod(Scalar::as_u64s(&s2)).unwrap();
     let got = ctx.msm_g1(&ga, Scalars::Device(&dev, n)).unwrap();
     assert_eq!(got, cpu::msm_g1(&ba, &s2).unwrap(), "device scalars");
+    // Pinned scalars: queued without waiting; rewriting the buffer waits for the copy, so a
+    // split and then a sum over the rewritten buffer see each their own scalars.
+    let mut pinned = kiln_cuda::alloc_pinned::<u64>(&device, 4 * n, false).unwrap();
+    pinned.as_mut_slice().unwrap().copy_from_slice(Scalar::as_u64s(&s1));
+    let split = ctx.split(Scalars::Pinned(&pinned)).unwrap();
+    pinned.as_mut_slice().unwrap().copy_from_slice(Scalar::as_u64s(&s2));
+    assert_eq!(ctx.msm_g1_split(&ga, &split).unwrap(), cpu::msm_g1(&ba, &s1).unwrap(), "split of pinned scalars");
+    let got = ctx.msm_g1(&ga, Scalars::Pinned(&pinned)).unwrap();
+    assert_eq!(got, cpu::msm_g1(&ba, &s2).unwrap(), "pinned scalars");
+    let ragged = kiln_cuda::alloc_pinned::<u64>(&device, 4 * n + 3, false).unwrap();
+    assert!(ctx.msm_g1(&ga, Scalars::Pinned(&ragged)).is_err(), "pinned words that are not whole scalars accepted");
     // Errors, not panics, on bad input.
     assert!(ctx.msm_g1(&ga, Scalars::Host(&s1[..n - 1])).is_err(), "length mismatch accepted");
     let big = g1_bases(n + 1, false);

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use blstrs::{G1Affine, G2Affine, Scalar};
-use kiln_cuda::cudarc::driver::{CudaSlice, CudaStream};
+use kiln_cuda::cudarc::driver::{CudaSlice, CudaStream, PinnedHostSlice};
 use kiln_cuda::{CudaResultExt, Device, DeviceBuf, DeviceMemory, check_stream};
 use kiln_field::DeviceLayout;
 
@@ -107,8 +107,14 @@ impl GpuBases {
 /// Scalars for an MSM: on the host or on the device.
 #[derive(Debug, Clone, Copy)]
 pub enum Scalars<'a> {
-    /// Host scalars, uploaded into the context's own buffer.
+    /// Host scalars, uploaded into the context's own buffer. Pageable memory: the upload is
+    /// staged by the driver and the call waits for the context's stream to drain.
     Host(&'a [Scalar]),
+    /// Host scalars in page-locked memory (all of it: `words.len() / 4` scalars, Montgomery
+    /// form as on the device), uploaded into the context's own buffer without waiting: the
+    /// copy is queued behind the stream's work and the buffer's event records it, so the
+    /// host's next `as_mut_slice` waits for the copy, not for the whole stream.
+    Pinned(&'a PinnedHostSlice<u64>),
     /// Device scalars: the first `len` Montgomery-form scalars (4 little-endian u64 each) of
     /// `words`, e.g. h from the NTT step.
     Device(&'a CudaSlice<u64>, usize),
@@ -117,10 +123,17 @@ pub enum Scalars<'a> {
 }
 
 impl Scalars<'_> {
-    pub(crate) fn len(&self) -> usize {
+    /// The number of scalars.
+    pub fn len(&self) -> usize {
         match self {
             Scalars::Host(s) => s.len(),
+            Scalars::Pinned(words) => words.len() / 4,
             Scalars::Device(_, n) | Scalars::DeviceAt(_, _, n) => *n,
         }
+    }
+
+    /// Whether there are no scalars.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }

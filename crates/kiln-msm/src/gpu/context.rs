@@ -366,6 +366,20 @@ impl MsmContext {
                 }
                 Ok(Staged::Uploaded)
             }
+            Scalars::Pinned(words) => {
+                if words.len() % 4 != 0 {
+                    return Err(MsmError::InvalidArgument(format!(
+                        "pinned scalars: {} words are not whole scalars (4 words each)",
+                        words.len()
+                    )));
+                }
+                if !words.is_empty() {
+                    let mut dst = self.scalars.slice_mut(0..words.len());
+                    self.stream.memcpy_htod(words, &mut dst).ctx("cuMemcpyHtoDAsync(pinned scalars)")?;
+                    self.mark("upload scalars")?;
+                }
+                Ok(Staged::Uploaded)
+            }
             Scalars::Device(words, n) => Self::device_scalars(words, 0, n),
             Scalars::DeviceAt(words, offset, n) => Self::device_scalars(words, offset, n),
         }

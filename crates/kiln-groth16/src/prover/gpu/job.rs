@@ -4,6 +4,7 @@ use blstrs::Scalar;
 use kiln_msm::Density;
 use rayon::prelude::*;
 
+use crate::error::Groth16Error;
 use crate::recorded::{Shape, Witness};
 use crate::synth::Assignment;
 
@@ -58,9 +59,32 @@ impl<'a> Job<'a> {
     }
 }
 
-/// `dst` = `head` then `src[i]` for each index, in parallel, reusing `dst`'s capacity.
-pub(super) fn gather_into(dst: &mut Vec<Scalar>, head: impl Iterator<Item = Scalar>, src: &[Scalar], idx: &[u32]) {
-    dst.clear();
-    dst.extend(head);
-    dst.par_extend(idx.par_iter().map(|&i| src[i as usize]));
+/// `dst` = `head` then `src[i]` for each index of `idx` (all of `src` when `None`), in
+/// parallel. `dst` is sized for the parameters' query (`what`): a witness of another shape is
+/// an error, not a short or overlong write.
+pub(super) fn gather_into(
+    dst: &mut [Scalar],
+    head: impl ExactSizeIterator<Item = Scalar>,
+    src: &[Scalar],
+    idx: Option<&[u32]>,
+    what: &'static str,
+) -> Result<(), Groth16Error> {
+    let tail = idx.map_or(src.len(), <[u32]>::len);
+    if head.len() + tail != dst.len() {
+        return Err(Groth16Error::ParamsMismatch { what, circuit: head.len() + tail, params: dst.len() });
+    }
+    let (h, rest) = dst.split_at_mut(head.len());
+    for (d, v) in h.iter_mut().zip(head) {
+        *d = v;
+    }
+    const PIECE: usize = 1 << 13;
+    match idx {
+        None => rest.par_chunks_mut(PIECE).zip(src.par_chunks(PIECE)).for_each(|(d, s)| d.copy_from_slice(s)),
+        Some(idx) => rest.par_chunks_mut(PIECE).zip(idx.par_chunks(PIECE)).for_each(|(d, ix)| {
+            for (d, &i) in d.iter_mut().zip(ix) {
+                *d = src[i as usize];
+            }
+        }),
+    }
+    Ok(())
 }

@@ -12,8 +12,11 @@
 //! evaluated there straight from a recorded shape); the H step runs on the device with the
 //! uploads overlapped ([`GpuDomain::h_step_from_host`]) and leaves h on the device, where the
 //! H MSM reads it. Each query's scalars (L: aux; A: inputs then A's dense aux; B: B's dense
-//! inputs then dense aux) are split into 0 / 1 / other on the device and summed by batch
-//! addition plus a tail MSM. B_G2 runs on its own stream and thread, beside the G1 sums.
+//! inputs then dense aux) are gathered into page-locked buffers in the memory phase; in the
+//! compute phase L's and A's go up on the copy stream into b and c (free after the H step)
+//! while the H MSM runs, so no upload makes the host wait. Each is split into 0 / 1 / other
+//! on the device and summed by batch addition plus a tail MSM. B_G2 runs on its own stream
+//! and thread, beside the G1 sums.
 //!
 //! Files: [`options`] (what a user sets), [`job`] (one proof's inputs), [`proof`] (one
 //! proof on one lane); this file builds the prover and spreads a batch over its lanes.
@@ -73,9 +76,51 @@ struct Worker {
     g2: MsmContext,
     /// Chunk buffers of the streamed SRS (G1, G2); `None` when resident.
     chunks: Option<(GpuBases, GpuBases)>,
-    /// The A and B scalars of the current proof (capacity kept from proof to proof).
-    a_scalars: Vec<Scalar>,
-    b_scalars: Vec<Scalar>,
+    /// The current proof's L (aux), A and B scalars in page-locked memory, gathered there in
+    /// the memory phase, so the compute phase uploads them without the host waiting: from
+    /// pageable memory every upload waited for the stream and was staged through the driver.
+    host_scalars: HostScalars,
+}
+
+/// A lane's page-locked scalar buffers, sized once for the parameters' queries.
+struct HostScalars {
+    aux: PinnedHostSlice<u64>,
+    a: PinnedHostSlice<u64>,
+    b: PinnedHostSlice<u64>,
+}
+
+/// Which of a proof's scalar vectors (see [`HostScalars`]).
+#[derive(Debug, Clone, Copy)]
+enum Query {
+    /// L's: every aux value.
+    Aux,
+    /// A's: the inputs, then A's dense aux.
+    A,
+    /// B's (G1 and G2): B's dense inputs, then B's dense aux.
+    B,
+}
+
+impl HostScalars {
+    /// The three buffers as scalars to write, once the uploads still reading them are done.
+    fn views_mut(&mut self) -> Result<[&mut [Scalar]; 3], Groth16Error> {
+        fn view(buf: &mut PinnedHostSlice<u64>) -> Result<&mut [Scalar], Groth16Error> {
+            let words = buf.as_mut_slice().map_err(|e| kiln_cuda::CudaError::driver("pinned scalars wait", e))?;
+            Ok(Scalar::from_u64s_mut(words).map_err(kiln_ntt::NttError::from)?)
+        }
+        let HostScalars { aux, a, b } = self;
+        Ok([view(aux)?, view(a)?, view(b)?])
+    }
+
+    /// One buffer as scalars to read (the streamed SRS path sums them in host-sized chunks).
+    fn view(&self, which: Query) -> Result<&[Scalar], Groth16Error> {
+        let buf = match which {
+            Query::Aux => &self.aux,
+            Query::A => &self.a,
+            Query::B => &self.b,
+        };
+        let words = buf.as_slice().map_err(|e| kiln_cuda::CudaError::driver("pinned scalars wait", e))?;
+        Ok(Scalar::from_u64s_ref(words).map_err(kiln_ntt::NttError::from)?)
+    }
 }
 
 struct State {
@@ -261,17 +306,14 @@ impl GpuProver {
             };
             let g1 = MsmContext::on_stream(d, stream.clone(), Curve::G1, g1_cap, arena)?;
             let g2 = MsmContext::new(d, Curve::G2, g2_cap, arena)?;
-            workers.push(Mutex::new(Worker {
-                stream,
-                copy,
-                abc,
-                host_abc,
-                g1,
-                g2,
-                chunks,
-                a_scalars: Vec::with_capacity(s.a),
-                b_scalars: Vec::with_capacity(s.b),
-            }));
+            // Not write-combined: the streamed path reads them back on the host.
+            let words = <Scalar as DeviceLayout>::WORDS;
+            let host_scalars = HostScalars {
+                aux: alloc_pinned(d, words * s.aux, false)?,
+                a: alloc_pinned(d, words * s.a, false)?,
+                b: alloc_pinned(d, words * s.b, false)?,
+            };
+            workers.push(Mutex::new(Worker { stream, copy, abc, host_abc, g1, g2, chunks, host_scalars }));
         }
         check_stream(&setup)?;
         for w in &workers {

@@ -1,19 +1,21 @@
 //! One proof on one lane: host preparation, the H step, the sums.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
 use group::Group;
-use kiln_cuda::check_stream;
-use kiln_cuda::cudarc::driver::CudaSlice;
+
+use kiln_cuda::cudarc::driver::{CudaSlice, CudaStream, PinnedHostSlice};
+use kiln_cuda::{DeviceBuf, check_stream};
 use kiln_field::DeviceLayout;
 use kiln_lock::WorkerId;
 use kiln_msm::gpu::{GpuBases, MsmContext, Scalars};
 use rayon::prelude::*;
 
 use super::job::{Abc, Job, gather_into};
-use super::{GpuProver, Worker, panicked};
+use super::{GpuProver, HostScalars, Query, Worker, panicked};
 use crate::error::Groth16Error;
 use crate::prover::{Sums, Timings, timed};
 
@@ -68,12 +70,30 @@ fn streamed_g2(
 }
 
 /// Σ scalars·bases over a resident G1 base set through the 0/1/other split.
-fn split_g1(ctx: &mut MsmContext, bases: &GpuBases, scalars: &[Scalar]) -> Result<G1Projective, Groth16Error> {
+fn split_g1(ctx: &mut MsmContext, bases: &GpuBases, scalars: Scalars<'_>) -> Result<G1Projective, Groth16Error> {
     if scalars.is_empty() {
         return Ok(G1Projective::identity());
     }
-    let split = ctx.split(Scalars::Host(scalars))?;
+    let split = ctx.split(scalars)?;
     Ok(ctx.msm_g1_split(bases, &split)?)
+}
+
+/// Uploads page-locked scalars into `dev` on the `copy` stream and names them there, when they
+/// fit; otherwise names the page-locked buffer (the sum uploads it on its own stream). The
+/// launches that read `dev` wait for the copy (cudarc orders them by the buffer's events), and
+/// the copy waits for the launches that used `dev` before.
+fn park<'a>(
+    copy: &Arc<CudaStream>,
+    host: &'a PinnedHostSlice<u64>,
+    dev: &'a mut DeviceBuf<u64>,
+) -> Result<Scalars<'a>, Groth16Error> {
+    if host.is_empty() || host.len() > dev.len() {
+        return Ok(Scalars::Pinned(host));
+    }
+    copy.memcpy_htod(host, &mut dev.slice_mut(0..host.len()))
+        .map_err(|e| kiln_cuda::CudaError::driver("cuMemcpyHtoDAsync(scalars into a free vector)", e))?;
+    let dev: &'a DeviceBuf<u64> = dev;
+    Ok(Scalars::Device(dev, host.len() / <Scalar as DeviceLayout>::WORDS))
 }
 
 impl GpuProver {
@@ -87,13 +107,13 @@ impl GpuProver {
         let memory = self.policy.memory(worker)?;
         let lane = memory.lane().unwrap_or(worker).min(state.workers.len() - 1);
         let mut guard = state.workers[lane].lock().unwrap_or_else(|e| e.into_inner());
-        let Worker { stream, copy, abc, host_abc, g1, g2, chunks, a_scalars, b_scalars } = &mut *guard;
+        let Worker { stream, copy, abc, host_abc, g1, g2, chunks, host_scalars } = &mut *guard;
         let p = &*self.params;
         let n = self.sizing.n;
 
         // Host preparation: a, b, c into the pinned buffers (zero beyond the constraints), and
-        // the scalars of the A and B queries (all inputs then A's dense aux; B's dense inputs
-        // then B's dense aux, as the queries hold their bases).
+        // the scalars of the L, A and B queries into theirs (L: aux; A: all inputs then A's
+        // dense aux; B: B's dense inputs then B's dense aux, as the queries hold their bases).
         timed(&mut t.prepare, || -> Result<_, Groth16Error> {
             let mut views = Vec::with_capacity(3);
             for host in host_abc.iter_mut() {
@@ -122,8 +142,11 @@ impl GpuProver {
                 dst[m..].par_chunks_mut(PIECE).for_each(|d| d.fill(Scalar::ZERO));
             }
             let d = &job.dense;
-            gather_into(a_scalars, job.input.iter().copied(), job.aux, &d.a_aux);
-            gather_into(b_scalars, d.b_input.iter().map(|&i| job.input[i as usize]), job.aux, &d.b_aux);
+            let [aux, a_scalars, b_scalars] = host_scalars.views_mut()?;
+            gather_into(aux, std::iter::empty(), job.aux, None, "aux scalars (L)")?;
+            gather_into(a_scalars, job.input.iter().copied(), job.aux, Some(&d.a_aux), "A scalars")?;
+            let b_inputs = d.b_input.iter().map(|&i| job.input[i as usize]);
+            gather_into(b_scalars, b_inputs, job.aux, Some(&d.b_aux), "B scalars")?;
             Ok(())
         })?;
         let compute = memory.into_compute()?;
@@ -141,19 +164,20 @@ impl GpuProver {
         let g1_cap = g1.capacity();
         let g2_cap = g2.capacity();
 
+        let host_scalars: &HostScalars = host_scalars;
         std::thread::scope(|sc| -> Result<Sums, Groth16Error> {
-            // B_G2 on its own stream and thread, beside everything below.
-            let b_scalars: &[Scalar] = b_scalars;
-            let a_scalars: &[Scalar] = a_scalars;
+            // B_G2 on its own stream and thread, beside everything below. B's page-locked
+            // scalars are uploaded by both contexts (G1 and G2); the buffer is rewritten only
+            // in the lane's next memory phase, after both sums were read back.
             let g2_job = sc.spawn(move || -> Result<(G2Projective, Duration), Groth16Error> {
                 let start = Instant::now();
                 let sum = match (srs, g2_chunk) {
-                    (Some(_), _) if b_scalars.is_empty() => G2Projective::identity(),
+                    (Some(_), _) if host_scalars.b.is_empty() => G2Projective::identity(),
                     (Some(srs), _) => {
-                        let split = g2.split(Scalars::Host(b_scalars))?;
+                        let split = g2.split(Scalars::Pinned(&host_scalars.b))?;
                         g2.msm_g2_split(&srs.b_g2, &split)?
                     }
-                    (None, Some(chunk)) => streamed_g2(g2, chunk, g2_cap, &p.b_g2, b_scalars)?,
+                    (None, Some(chunk)) => streamed_g2(g2, chunk, g2_cap, &p.b_g2, host_scalars.view(Query::B)?)?,
                     (None, None) => unreachable!("a streamed worker has chunk buffers"),
                 };
                 Ok((sum, start.elapsed()))
@@ -167,28 +191,36 @@ impl GpuProver {
                 Ok(())
             })?;
             let mut g1_chunk = g1_chunk;
-            let (h_sum, l_sum) = timed(&mut t.msm_h_l, || -> Result<_, Groth16Error> {
+            let (h_sum, l_sum, a_scalars) = timed(&mut t.msm_h_l, || -> Result<_, Groth16Error> {
                 match (srs, g1_chunk.as_deref_mut()) {
                     (Some(srs), _) => {
+                        // L's and A's scalars go up on the copy stream into b and c (free once
+                        // the H step is done) while the H MSM runs on h in a.
+                        let l_scalars = park(copy, &host_scalars.aux, b_dev)?;
+                        let a_scalars = park(copy, &host_scalars.a, c_dev)?;
                         let h = g1.msm_g1(&srs.h, Scalars::Device(a_dev, n - 1))?;
-                        Ok((h, split_g1(g1, &srs.l, job.aux)?))
+                        Ok((h, split_g1(g1, &srs.l, l_scalars)?, Some(a_scalars)))
                     }
                     (None, Some(chunk)) => {
                         let h = streamed_g1(g1, chunk, g1_cap, &p.h, Source::Device(a_dev))?;
-                        let l = streamed_g1(g1, chunk, g1_cap, &p.l, Source::Host(job.aux))?;
-                        Ok((h, l))
+                        let aux = host_scalars.view(Query::Aux)?;
+                        let l = streamed_g1(g1, chunk, g1_cap, &p.l, Source::Host(aux))?;
+                        Ok((h, l, None))
                     }
                     (None, None) => unreachable!("a streamed worker has chunk buffers"),
                 }
             })?;
             let (a_sum, b1_sum) = timed(&mut t.msm_a_b_g1, || -> Result<_, Groth16Error> {
-                match (srs, g1_chunk) {
-                    (Some(srs), _) => Ok((split_g1(g1, &srs.a, a_scalars)?, split_g1(g1, &srs.b_g1, b_scalars)?)),
-                    (None, Some(chunk)) => Ok((
-                        streamed_g1(g1, chunk, g1_cap, &p.a, Source::Host(a_scalars))?,
-                        streamed_g1(g1, chunk, g1_cap, &p.b_g1, Source::Host(b_scalars))?,
+                match (srs, g1_chunk, a_scalars) {
+                    (Some(srs), _, Some(a_scalars)) => Ok((
+                        split_g1(g1, &srs.a, a_scalars)?,
+                        split_g1(g1, &srs.b_g1, Scalars::Pinned(&host_scalars.b))?,
                     )),
-                    (None, None) => unreachable!("a streamed worker has chunk buffers"),
+                    (None, Some(chunk), _) => Ok((
+                        streamed_g1(g1, chunk, g1_cap, &p.a, Source::Host(host_scalars.view(Query::A)?))?,
+                        streamed_g1(g1, chunk, g1_cap, &p.b_g1, Source::Host(host_scalars.view(Query::B)?))?,
+                    )),
+                    _ => unreachable!("resident: A's scalars parked; streamed: chunk buffers"),
                 }
             })?;
             let (b2_sum, g2_time) = g2_job.join().unwrap_or_else(|e| Err(panicked(e)))?;
