@@ -35,7 +35,8 @@ pub fn poison<T, B: DevicePtrMut<T>>(stream: &Arc<CudaStream>, buf: &mut B) -> R
         .ctx("cuMemsetD8Async")
 }
 
-/// Page-locked host memory of `len` values, for fast and asynchronous copies.
+/// Page-locked host memory of `len` values (`len > 0`: zero is an error), for fast and
+/// asynchronous copies.
 ///
 /// `write_combined` suits buffers the host only writes (uploads); use `false` for
 /// buffers the host reads back (downloads), which write-combining makes very slow.
@@ -44,6 +45,11 @@ pub fn alloc_pinned<T: DeviceRepr + ValidAsZeroBits>(
     len: usize,
     write_combined: bool,
 ) -> Result<PinnedHostSlice<T>> {
+    if len == 0 {
+        // The driver cannot page-lock zero bytes (and cudarc asserts on the null pointer).
+        let invalid = cudarc::driver::DriverError(cudarc::driver::sys::cudaError_enum::CUDA_ERROR_INVALID_VALUE);
+        return Err(crate::CudaError::driver("cuMemHostAlloc of zero elements", invalid));
+    }
     let flags = if write_combined { cudarc::driver::sys::CU_MEMHOSTALLOC_WRITECOMBINED } else { 0 };
     // SAFETY: the memory is zeroed right below, before it is handed out; all-zero bits
     // are a valid `T` (`ValidAsZeroBits`).

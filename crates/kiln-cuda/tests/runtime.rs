@@ -71,6 +71,9 @@ fn pinned_upload_and_event_timing() {
     eprintln!("pinned upload of {} MiB: {ms:.3} ms ({:.1} GB/s)", (n * 8) >> 20, (n * 8) as f64 / ms as f64 / 1e6);
     let back = stream.clone_dtoh(&d).unwrap();
     assert_eq!(back.as_slice(), pinned.as_slice().unwrap());
+    // Zero elements: an error, not cudarc's assertion on the driver's null pointer.
+    let err = kiln_cuda::alloc_pinned::<u64>(&device, 0, false).unwrap_err();
+    assert!(err.to_string().contains("zero elements"), "{err}");
 }
 
 #[test]

@@ -37,7 +37,7 @@ use kiln_cuda::cudarc::driver::{CudaStream, PinnedHostSlice};
 use kiln_cuda::{Device, DeviceBuf, DeviceMemory, alloc_pinned, check_stream};
 use kiln_field::DeviceLayout;
 use kiln_lock::{Lanes, SharedPolicy, WorkerId};
-use kiln_msm::gpu::{Curve, GpuBases, MsmContext, scratch_bytes};
+use kiln_msm::gpu::{Curve, GpuBases, MsmContext, Scalars, scratch_bytes};
 use kiln_ntt::Domain;
 use kiln_ntt::gpu::{GpuDomain, h_step_bytes};
 use kiln_vram::{ALIGN, Arena, Plan, PlanInput, SrsPlacement, Vram, measure_free};
@@ -82,11 +82,12 @@ struct Worker {
     host_scalars: HostScalars,
 }
 
-/// A lane's page-locked scalar buffers, sized once for the parameters' queries.
+/// A lane's page-locked scalar buffers, sized once for the parameters' queries (`None` for
+/// an empty query: the driver cannot page-lock zero bytes).
 struct HostScalars {
-    aux: PinnedHostSlice<u64>,
-    a: PinnedHostSlice<u64>,
-    b: PinnedHostSlice<u64>,
+    aux: Option<PinnedHostSlice<u64>>,
+    a: Option<PinnedHostSlice<u64>>,
+    b: Option<PinnedHostSlice<u64>>,
 }
 
 /// Which of a proof's scalar vectors (see [`HostScalars`]).
@@ -101,9 +102,32 @@ enum Query {
 }
 
 impl HostScalars {
+    /// Not write-combined: the streamed path reads them back on the host.
+    fn new(device: &Device, s: &Sizing) -> Result<HostScalars, Groth16Error> {
+        let words = <Scalar as DeviceLayout>::WORDS;
+        let pinned = |n: usize| -> Result<_, Groth16Error> {
+            Ok(if n == 0 { None } else { Some(alloc_pinned(device, words * n, false)?) })
+        };
+        Ok(HostScalars { aux: pinned(s.aux)?, a: pinned(s.a)?, b: pinned(s.b)? })
+    }
+
+    fn pinned(&self, which: Query) -> Option<&PinnedHostSlice<u64>> {
+        match which {
+            Query::Aux => self.aux.as_ref(),
+            Query::A => self.a.as_ref(),
+            Query::B => self.b.as_ref(),
+        }
+    }
+
+    /// One query's scalars for an MSM context to upload.
+    fn scalars(&self, which: Query) -> Scalars<'_> {
+        self.pinned(which).map_or(Scalars::Host(&[]), Scalars::Pinned)
+    }
+
     /// The three buffers as scalars to write, once the uploads still reading them are done.
     fn views_mut(&mut self) -> Result<[&mut [Scalar]; 3], Groth16Error> {
-        fn view(buf: &mut PinnedHostSlice<u64>) -> Result<&mut [Scalar], Groth16Error> {
+        fn view(buf: &mut Option<PinnedHostSlice<u64>>) -> Result<&mut [Scalar], Groth16Error> {
+            let Some(buf) = buf else { return Ok(&mut []) };
             let words = buf.as_mut_slice().map_err(|e| kiln_cuda::CudaError::driver("pinned scalars wait", e))?;
             Ok(Scalar::from_u64s_mut(words).map_err(kiln_ntt::NttError::from)?)
         }
@@ -113,11 +137,7 @@ impl HostScalars {
 
     /// One buffer as scalars to read (the streamed SRS path sums them in host-sized chunks).
     fn view(&self, which: Query) -> Result<&[Scalar], Groth16Error> {
-        let buf = match which {
-            Query::Aux => &self.aux,
-            Query::A => &self.a,
-            Query::B => &self.b,
-        };
+        let Some(buf) = self.pinned(which) else { return Ok(&[]) };
         let words = buf.as_slice().map_err(|e| kiln_cuda::CudaError::driver("pinned scalars wait", e))?;
         Ok(Scalar::from_u64s_ref(words).map_err(kiln_ntt::NttError::from)?)
     }
@@ -306,13 +326,7 @@ impl GpuProver {
             };
             let g1 = MsmContext::on_stream(d, stream.clone(), Curve::G1, g1_cap, arena)?;
             let g2 = MsmContext::new(d, Curve::G2, g2_cap, arena)?;
-            // Not write-combined: the streamed path reads them back on the host.
-            let words = <Scalar as DeviceLayout>::WORDS;
-            let host_scalars = HostScalars {
-                aux: alloc_pinned(d, words * s.aux, false)?,
-                a: alloc_pinned(d, words * s.a, false)?,
-                b: alloc_pinned(d, words * s.b, false)?,
-            };
+            let host_scalars = HostScalars::new(d, &s)?;
             workers.push(Mutex::new(Worker { stream, copy, abc, host_abc, g1, g2, chunks, host_scalars }));
         }
         check_stream(&setup)?;

@@ -6,8 +6,7 @@ use std::time::{Duration, Instant};
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
 use group::Group;
-
-use kiln_cuda::cudarc::driver::{CudaSlice, CudaStream, PinnedHostSlice};
+use kiln_cuda::cudarc::driver::{CudaSlice, CudaStream};
 use kiln_cuda::{DeviceBuf, check_stream};
 use kiln_field::DeviceLayout;
 use kiln_lock::WorkerId;
@@ -84,12 +83,11 @@ fn split_g1(ctx: &mut MsmContext, bases: &GpuBases, scalars: Scalars<'_>) -> Res
 /// the copy waits for the launches that used `dev` before.
 fn park<'a>(
     copy: &Arc<CudaStream>,
-    host: &'a PinnedHostSlice<u64>,
+    host: &'a HostScalars,
+    which: Query,
     dev: &'a mut DeviceBuf<u64>,
 ) -> Result<Scalars<'a>, Groth16Error> {
-    if host.is_empty() || host.len() > dev.len() {
-        return Ok(Scalars::Pinned(host));
-    }
+    let Some(host) = host.pinned(which).filter(|h| h.len() <= dev.len()) else { return Ok(host.scalars(which)) };
     copy.memcpy_htod(host, &mut dev.slice_mut(0..host.len()))
         .map_err(|e| kiln_cuda::CudaError::driver("cuMemcpyHtoDAsync(scalars into a free vector)", e))?;
     let dev: &'a DeviceBuf<u64> = dev;
@@ -172,9 +170,9 @@ impl GpuProver {
             let g2_job = sc.spawn(move || -> Result<(G2Projective, Duration), Groth16Error> {
                 let start = Instant::now();
                 let sum = match (srs, g2_chunk) {
-                    (Some(_), _) if host_scalars.b.is_empty() => G2Projective::identity(),
+                    (Some(_), _) if host_scalars.pinned(Query::B).is_none() => G2Projective::identity(),
                     (Some(srs), _) => {
-                        let split = g2.split(Scalars::Pinned(&host_scalars.b))?;
+                        let split = g2.split(host_scalars.scalars(Query::B))?;
                         g2.msm_g2_split(&srs.b_g2, &split)?
                     }
                     (None, Some(chunk)) => streamed_g2(g2, chunk, g2_cap, &p.b_g2, host_scalars.view(Query::B)?)?,
@@ -196,8 +194,8 @@ impl GpuProver {
                     (Some(srs), _) => {
                         // L's and A's scalars go up on the copy stream into b and c (free once
                         // the H step is done) while the H MSM runs on h in a.
-                        let l_scalars = park(copy, &host_scalars.aux, b_dev)?;
-                        let a_scalars = park(copy, &host_scalars.a, c_dev)?;
+                        let l_scalars = park(copy, host_scalars, Query::Aux, b_dev)?;
+                        let a_scalars = park(copy, host_scalars, Query::A, c_dev)?;
                         let h = g1.msm_g1(&srs.h, Scalars::Device(a_dev, n - 1))?;
                         Ok((h, split_g1(g1, &srs.l, l_scalars)?, Some(a_scalars)))
                     }
@@ -212,10 +210,9 @@ impl GpuProver {
             })?;
             let (a_sum, b1_sum) = timed(&mut t.msm_a_b_g1, || -> Result<_, Groth16Error> {
                 match (srs, g1_chunk, a_scalars) {
-                    (Some(srs), _, Some(a_scalars)) => Ok((
-                        split_g1(g1, &srs.a, a_scalars)?,
-                        split_g1(g1, &srs.b_g1, Scalars::Pinned(&host_scalars.b))?,
-                    )),
+                    (Some(srs), _, Some(a_scalars)) => {
+                        Ok((split_g1(g1, &srs.a, a_scalars)?, split_g1(g1, &srs.b_g1, host_scalars.scalars(Query::B))?))
+                    }
                     (None, Some(chunk), _) => Ok((
                         streamed_g1(g1, chunk, g1_cap, &p.a, Source::Host(host_scalars.view(Query::A)?))?,
                         streamed_g1(g1, chunk, g1_cap, &p.b_g1, Source::Host(host_scalars.view(Query::B)?))?,
