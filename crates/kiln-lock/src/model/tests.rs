@@ -206,7 +206,10 @@ fn witness_stage_hides_synthesis_until_the_gpu_binds() {
 
 /// The model's prediction against the orchestrator as measured on the H200 (porep 2^24, ten
 /// partitions, 10 CPU threads; docs/PERF.md): within 15% for 1 to 4 workers. The inputs are
-/// the one-worker run's phases only, so 2 to 4 workers are predictions.
+/// the one-worker run's phases only, so 2 to 4 workers are predictions. These are the third
+/// session's build and figures; after the scalars moved to page-locked memory the compute
+/// phase is mostly kernels, lanes share the SMs instead of taking turns, and this model (one
+/// compute engine) misses two workers by 28% (docs/PERF.md, fourth session).
 #[test]
 fn model_predicts_the_measured_orchestrator_within_15_percent() {
     // Proofs per minute, the mean of two rounds each (docs/PERF.md, 2026-12-04).
