@@ -151,6 +151,12 @@ pub struct BenchArgs {
     /// generator (porep's runs on every core).
     #[arg(long)]
     generic_witness: bool,
+    /// `bench --partitions`: at most this many threads make witnesses, 1 to 256 (default: one
+    /// per core). Host memory may lower it (the witnesses in flight must fit in half of what is
+    /// available). Fewer threads finish the first witnesses sooner when the witness generator is
+    /// itself parallel (porep's): with one per core all of a batch's witnesses finish together.
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=256))]
+    witness_threads: Option<usize>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -628,7 +634,8 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
         kiln_sched::Workers::Fixed(n) => n,
         kiln_sched::Workers::Auto => lanes.max(1),
     };
-    let cpu_threads = witness_threads(&shape, defaults.cpu_threads, defaults.queue_depth + worker_count);
+    let asked = args.witness_threads.unwrap_or(defaults.cpu_threads);
+    let cpu_threads = witness_threads(&shape, asked, defaults.queue_depth + worker_count);
     let config = kiln_sched::Config { workers, options, cpu_threads, ..defaults };
     let scheduler = kiln_sched::Scheduler::new(provers, config)?;
     if !args.json {

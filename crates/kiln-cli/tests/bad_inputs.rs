@@ -164,6 +164,12 @@ fn bench_partitions_go_through_the_orchestrator() {
         assert_eq!(o.status.code(), Some(2), "--workers {workers}: {err}");
         assert!(err.contains("--workers") && !err.contains("panicked"), "--workers {workers}: {err}");
     }
+    for threads in ["0", "257", "all"] {
+        let o = kiln_run(&[&["bench"][..], &CIRCUIT, &["--partitions", "2", "--witness-threads", threads]].concat());
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "--witness-threads {threads}: {err}");
+        assert!(err.contains("--witness-threads") && !err.contains("panicked"), "--witness-threads {threads}: {err}");
+    }
     for devices in ["0,0", "x", "0,64"] {
         let o = kiln_run(&[&["bench"][..], &CIRCUIT, &["--partitions", "2", "--devices", devices]].concat());
         let err = stderr(&o);
@@ -173,7 +179,20 @@ fn bench_partitions_go_through_the_orchestrator() {
     let o = kiln_run(&[&["bench", "--backend", "cpu", "--partitions", "2", "--devices", "0"][..], &CIRCUIT].concat());
     assert!(!o.status.success() && stderr(&o).contains("--devices picks GPUs"), "{}", stderr(&o));
     // Two rounds of the batch in one process: one JSON object per round.
-    let args = ["bench", "--backend", "cpu", "--partitions", "3", "--workers", "2", "--repeat", "2", "--json"];
+    let args = [
+        "bench",
+        "--backend",
+        "cpu",
+        "--partitions",
+        "3",
+        "--workers",
+        "2",
+        "--witness-threads",
+        "1",
+        "--repeat",
+        "2",
+        "--json",
+    ];
     let o = kiln_run(&[&args[..], &CIRCUIT].concat());
     assert!(o.status.success(), "{}", stderr(&o));
     let rounds: Vec<serde_json::Value> =
@@ -182,6 +201,7 @@ fn bench_partitions_go_through_the_orchestrator() {
     for (i, v) in rounds.iter().enumerate() {
         assert_eq!(v["round"].as_u64(), Some(i as u64 + 1), "{v}");
         assert_eq!((v["partitions"].as_u64(), v["workers"].as_u64()), (Some(3), Some(2)), "{v}");
+        assert_eq!(v["cpu_threads"].as_u64(), Some(1), "--witness-threads 1: {v}");
         assert_eq!(v["verified"], true, "{v}");
         let busy = v["busy_fraction"].as_f64().unwrap();
         assert!(busy > 0.0 && busy <= 1.0, "{v}");
