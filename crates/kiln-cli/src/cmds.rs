@@ -681,7 +681,12 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
                 "fill_ms": ms(m.fill),
                 "device_busy_fraction": m.device_busy_fraction(),
                 "device_busy_after_fill": m.device_busy_after_fill(),
-                "devices": m.devices.iter().map(|d| json!({ "name": d.name, "busy_ms": ms(d.busy) })).collect::<Vec<_>>(),
+                "devices": m.devices.iter().map(|d| json!({
+                    "name": d.name,
+                    "busy_ms": ms(d.busy),
+                    "idle_before_first_ms": d.idle_edges.map(|e| ms(e.before_first)),
+                    "idle_after_last_ms": d.idle_edges.map(|e| ms(e.after_last)),
+                })).collect::<Vec<_>>(),
                 "retired": m.retired,
                 "jobs_moved": m.jobs_moved,
                 "queue_wait_ms": ms(m.queue_wait),
@@ -717,6 +722,13 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
                 100.0 * d.busy.as_secs_f64() / after.as_secs_f64().max(f64::MIN_POSITIVE),
                 ms(m.fill)
             );
+            if let Some(e) = d.idle_edges {
+                println!(
+                    "          idle {:.1} ms before its first compute phase, {:.1} ms after its last",
+                    ms(e.before_first),
+                    ms(e.after_last)
+                );
+            }
         }
         if !m.retired.is_empty() {
             println!(

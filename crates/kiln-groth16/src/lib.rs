@@ -29,7 +29,7 @@ pub mod setup;
 pub mod synth;
 pub mod verifier;
 
-pub use busy::{BusyClock, BusySpan};
+pub use busy::{BusyClock, BusySpan, IdleEdges};
 pub use error::{Groth16Error, ParamsError, PointFault, ProofError, VerifyError, WriteError};
 pub use params::{Check, Parameters, VerifyingKey};
 pub use progress::{NoProgress, Progress};

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use kiln_groth16::{BusyClock, BusySpan, Timings};
+use kiln_groth16::{BusyClock, BusySpan, IdleEdges, Timings};
 
 /// One device's busy time during a batch ([`kiln_groth16::Prover::device_busy`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,6 +15,10 @@ pub struct DeviceBusy {
     /// Time at least one of its lanes was in its compute phase while the batch ran. Batches
     /// running at once on one device each count the device's whole busy time of their span.
     pub busy: Duration,
+    /// How long the device waited from the batch's submission to its first busy instant, and
+    /// from its last to the batch's end: the batch's idle ends (the rest of its idle time lies
+    /// between proofs). `None` when the prover cannot say.
+    pub idle_edges: Option<IdleEdges>,
 }
 
 /// A batch's figures, complete once [`crate::BatchHandle::wait`] returns them.

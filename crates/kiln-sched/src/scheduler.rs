@@ -564,7 +564,8 @@ impl BatchHandle {
         while let Some(o) = self.recv() {
             outcomes.push(o);
         }
-        let wall = self.started.elapsed();
+        let ended = Instant::now();
+        let wall = ended.saturating_duration_since(self.started);
         for t in std::mem::take(&mut self.threads) {
             // Their panics are caught per job; a join error would be the scheduler's own bug.
             if t.join().is_err() {
@@ -589,6 +590,7 @@ impl BatchHandle {
             .map(|(p, before)| DeviceBusy {
                 name: p.name(),
                 busy: p.device_busy().unwrap_or(*before).saturating_sub(*before),
+                idle_edges: p.device_idle_edges(self.started, ended),
             })
             .collect();
         BatchReport { outcomes, metrics }

@@ -345,6 +345,9 @@ impl Prover for ClockedDevice {
     fn device_busy(&self) -> Option<Duration> {
         Some(self.busy.total())
     }
+    fn device_idle_edges(&self, from: std::time::Instant, to: std::time::Instant) -> Option<kiln_groth16::IdleEdges> {
+        self.busy.idle_edges(from, to)
+    }
     fn sums(&self, assignments: &[Assignment], t: &mut Timings) -> Result<Vec<Sums>, Groth16Error> {
         self.inner.sums(assignments, t)
     }
@@ -390,6 +393,11 @@ fn device_busy_time_is_measured_per_batch_and_bounded_by_the_proving_stage() {
         assert!(d.busy >= hold * n as u32, "{n} jobs: {:?} busy, {hold:?} each", d.busy);
         assert!(d.busy <= m.proving_busy && m.proving_busy <= m.wall, "{m:?}");
         assert!(m.fill >= slow_first && m.fill < m.wall, "{m:?}");
+        // The idle ends: nothing to compute before the first witness; the ends and the busy
+        // time fit in the batch.
+        let edges = d.idle_edges.expect("a clocked device says its idle ends");
+        assert!(edges.before_first >= m.fill, "{edges:?} {m:?}");
+        assert!(edges.before_first + d.busy + edges.after_last <= m.wall, "{edges:?} {m:?}");
         let (all, after_fill) = (m.device_busy_fraction().unwrap(), m.device_busy_after_fill().unwrap());
         assert!(0.0 < all && all <= after_fill && after_fill <= 1.0, "{all} {after_fill}");
         // The batch's share, not the counter: the device's total grows by exactly it.

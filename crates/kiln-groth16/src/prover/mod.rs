@@ -84,6 +84,14 @@ pub trait Prover: Sync {
         None
     }
 
+    /// How long its device waited, within `from..to`, before its first busy instant and after
+    /// its last (the idle ends of a batch; see [`crate::BusyClock::idle_edges`]). `None` for a
+    /// prover without a device, or when the span is older than the device's remembered history.
+    fn device_idle_edges(&self, from: std::time::Instant, to: std::time::Instant) -> Option<crate::IdleEdges> {
+        let _ = (from, to);
+        None
+    }
+
     /// The sums of each synthesized circuit of a batch (shapes already checked against the
     /// parameters), adding the time of each phase to `t`.
     fn sums(&self, assignments: &[Assignment], t: &mut Timings) -> Result<Vec<Sums>, Groth16Error>;

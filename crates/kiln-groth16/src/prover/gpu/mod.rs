@@ -406,6 +406,10 @@ impl Prover for GpuProver {
         Some(self.busy.total())
     }
 
+    fn device_idle_edges(&self, from: Instant, to: Instant) -> Option<crate::IdleEdges> {
+        self.busy.idle_edges(from, to)
+    }
+
     fn sums(&self, assignments: &[Assignment], t: &mut Timings) -> Result<Vec<Sums>, Groth16Error> {
         let jobs: Vec<Job<'_>> = assignments.iter().map(Job::assigned).collect();
         self.run_jobs(&jobs, t)
