@@ -80,7 +80,7 @@ impl BusyClock {
         let mut inside = i.recent.iter().copied().chain(open).filter(|&(start, end)| start < to && end > from);
         let span = to.saturating_duration_since(from);
         let Some(first) = inside.next() else { return Some(IdleEdges { before_first: span, after_last: span }) };
-        let last = inside.last().unwrap_or(first);
+        let last = inside.next_back().unwrap_or(first);
         Some(IdleEdges {
             before_first: first.0.saturating_duration_since(from),
             after_last: to.saturating_duration_since(last.1),
