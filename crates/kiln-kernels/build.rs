@@ -33,6 +33,10 @@ fn main() {
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
 
     println!("cargo:rerun-if-changed={}", kernels_dir.display());
+    // For `host_emulation::load`: the C++ compiler for the crate's own target.
+    for var in ["TARGET", "HOST"] {
+        println!("cargo:rustc-env=KILN_KERNELS_{var}={}", env::var(var).unwrap());
+    }
     for var in kiln_nvcc::ENV_VARS.iter().chain(&["KILN_CUDA_ARCHS", "KILN_REQUIRE_KERNELS", "KILN_NVCC_FLAGS"]) {
         println!("cargo:rerun-if-env-changed={var}");
     }

@@ -53,6 +53,9 @@ include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 /// no crate reads another's folder by a relative path.
 pub const SOURCE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/kernels");
 
+#[cfg(feature = "host-emulation")]
+pub mod host_emulation;
+
 /// What to tell a user whose build has no kernels.
 pub const NOT_BUILT_HINT: &str = "kiln was built without its GPU kernels (nvcc was not found at build time): \
 run `cargo xtask cuda-setup` (or install CUDA 13.0+), then rebuild";

@@ -9,7 +9,6 @@
 //! conflicts.
 
 use std::ffi::{CString, c_char, c_int};
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use blstrs::Scalar;
@@ -39,38 +38,9 @@ struct Kernels {
 fn kernels() -> &'static Kernels {
     static KERNELS: OnceLock<Kernels> = OnceLock::new();
     KERNELS.get_or_init(|| {
-        let out = PathBuf::from(env!("OUT_DIR"));
-        // One file per process: test binaries of other feature sets may build at the same time.
-        let lib = out.join(format!("kiln_ntt_host_emulation_{}.so", std::process::id()));
-        let mut cmd = cc::Build::new()
-            .cpp(true)
-            .target(env!("KILN_NTT_TARGET"))
-            .host(env!("KILN_NTT_HOST"))
-            // The kernels' field arithmetic is unusably slow unoptimised.
-            .opt_level(2)
-            .debug(false)
-            .warnings(false)
-            .cargo_metadata(false)
-            .out_dir(&out)
-            .get_compiler()
-            .to_command();
-        cmd.args([
-            "-std=c++17",
-            "-shared",
-            "-fPIC",
-            "-pthread",
-            "-Wno-unknown-pragmas",
-            "-I",
-            kiln_kernels::SOURCE_DIR,
-        ])
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/src/host_emulation.cpp"))
-        .arg("-o")
-        .arg(&lib);
-        let status = cmd.status().unwrap_or_else(|e| panic!("cannot run the C++ compiler ({cmd:?}): {e}"));
-        assert!(status.success(), "the C++ compiler failed on host_emulation.cpp (see its output above)");
-        // SAFETY: the library is ours, built just now; its initialisers only set up globals.
-        let loaded = unsafe { libloading::Library::new(&lib) }.expect("load the host emulation");
-        let _ = std::fs::remove_file(&lib);
+        let source = concat!(env!("CARGO_MANIFEST_DIR"), "/src/host_emulation.cpp");
+        let loaded = kiln_kernels::host_emulation::load(std::path::Path::new(source), "kiln_ntt_host_emulation")
+            .unwrap_or_else(|e| panic!("the host emulation: {e}"));
         // SAFETY: each symbol is an extern "C" function of host_emulation.cpp with the signature
         // of its type; the library stays loaded in `_lib` as long as the pointers live.
         unsafe {
