@@ -173,8 +173,16 @@ mod scan_tests {
     fn kernels_of_a_real_file_through_its_header_macro() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
         let names = kernels_of(&dir.join("msm/g2.cu"), &dir);
-        let want =
-            ["accumulate", "bucket_fixup", "bucket_reduce", "combine", "join_heads", "sum_groups", "sum_indexed"];
+        let want = [
+            "accumulate",
+            "bucket_fixup",
+            "bucket_reduce",
+            "combine",
+            "fold",
+            "join_heads",
+            "sum_groups",
+            "sum_indexed",
+        ];
         assert_eq!(names, want.map(|k| format!("msm_{k}_g2")));
     }
 

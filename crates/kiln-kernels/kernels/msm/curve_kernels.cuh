@@ -43,5 +43,8 @@ using namespace kiln_msm;
     extern "C" __global__ void msm_sum_indexed_##SUFFIX(const affine_t<F>* bases, const uint32_t* idx,               \
                                                         const uint32_t* count, uint32_t P, xyzz_t<F>* partial) {     \
         sum_indexed<F>(bases, idx, count, P, partial);                                                               \
+    }                                                                                                                \
+    extern "C" __global__ void msm_fold_##SUFFIX(xyzz_t<F>* buf, uint32_t len, uint32_t fan) {                       \
+        fold<F>(buf, len, fan);                                                                                      \
     }
 

@@ -261,7 +261,8 @@ KILN_DEV void combine(const xyzz_t<F>* window_sums, uint32_t windows, uint32_t c
     *out = kiln_curve::xyzz_to_jacobian(acc);
 }
 
-// partial[p] = Σ_{k ≡ p mod P, k < *count} bases[idx[k]].
+// partial[p] = Σ_{k ≡ p mod P, k < *count} bases[idx[k]]. The mixed addition is inlined, as in
+// accumulate: a call passes the accumulator and the base through local memory every time.
 template <class F>
 KILN_DEV void sum_indexed(const affine_t<F>* bases, const uint32_t* idx, const uint32_t* count, uint32_t P,
                           xyzz_t<F>* partial) {
@@ -269,8 +270,22 @@ KILN_DEV void sum_indexed(const affine_t<F>* bases, const uint32_t* idx, const u
     if (p >= P) return;
     uint32_t cnt = *count;
     xyzz_t<F> acc = kiln_curve::xyzz_zero<F>();
-    for (uint32_t k = p; k < cnt; k += P) madd<F>(acc, bases[idx[k]]);
+#pragma unroll 1
+    for (uint32_t k = p; k < cnt; k += P) kiln_curve::xyzz_add_affine(acc, bases[idx[k]]);
     partial[p] = acc;
+}
+
+// In place: buf[j] = Σ_{k < len, k ≡ j mod fan} buf[k] for j < fan, one thread each. Thread j
+// alone reads the slots ≡ j mod fan, buf[j] among them (first), so its write races with no
+// read. One level of a tree whose levels the host launches (fan-in len / fan each): every
+// level is short, where one thread summing many partials in turn idles the rest of the GPU.
+template <class F>
+KILN_DEV void fold(xyzz_t<F>* buf, uint32_t len, uint32_t fan) {
+    uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= fan || j >= len) return;
+    xyzz_t<F> acc = buf[j];
+    for (uint32_t k = j + fan; k < len; k += fan) add<F>(acc, buf[k]);
+    buf[j] = acc;
 }
 
 }  // namespace kiln_msm

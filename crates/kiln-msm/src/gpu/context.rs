@@ -38,6 +38,7 @@ struct Kernels {
     sum_groups: CudaFunction,
     combine: CudaFunction,
     sum_indexed: CudaFunction,
+    fold: CudaFunction,
 }
 
 /// A planned MSM engine for one curve and at most `capacity` points. All scratch is
@@ -70,7 +71,6 @@ pub struct MsmContext {
     split_counts: DeviceBuf<u32>,
     tail_scalars: DeviceBuf<u64>,
     ones_partials: DeviceBuf<u8>,
-    ones_fan: DeviceBuf<u8>,
     ones_sum: DeviceBuf<u8>,
     split_id: u64,
     scratch: usize,
@@ -176,6 +176,7 @@ macro_rules! kernels {
             sum_groups: $device.kernel(c::SUM_GROUPS)?,
             combine: $device.kernel(c::COMBINE)?,
             sum_indexed: $device.kernel(c::SUM_INDEXED)?,
+            fold: $device.kernel(c::FOLD)?,
         }
     }};
 }
@@ -237,7 +238,6 @@ impl MsmContext {
             split_counts: mem.take_poisoned(&stream, 2, "msm split_counts")?,
             tail_scalars: mem.take_poisoned(&stream, z.tail_scalars_u64, "msm tail_scalars")?,
             ones_partials: mem.take_poisoned(&stream, z.ones_partials * x, "msm ones_partials")?,
-            ones_fan: mem.take_poisoned(&stream, FAN * x, "msm ones_fan")?,
             ones_sum: mem.take_poisoned(&stream, x, "msm ones_sum")?,
             split_id: 0,
             scratch: z.bytes(curve),
@@ -316,7 +316,6 @@ impl MsmContext {
             &mut self.fan,
             &mut self.window_sums,
             &mut self.ones_partials,
-            &mut self.ones_fan,
             &mut self.ones_sum,
         ] {
             kiln_cuda::poison(s, &mut **buf)?;

@@ -15,8 +15,24 @@ const MIN_CHUNK: usize = 32;
 /// First fan-in of the per-window segment sums (and of the ones of the split path): about the
 /// square root of the segments per window, so both single-thread summing levels stay short.
 pub(crate) const FAN: usize = 64;
-/// Threads summing the bases whose scalar is 1.
-pub(crate) const ONES_THREADS: usize = 1 << 14;
+/// Threads summing the bases whose scalar is 1 (each about ones / 2^16 mixed additions:
+/// ~120 for porep's 7.9 M ones at 2^24; fewer threads left SMs short of warps to switch to).
+pub(crate) const ONES_THREADS: usize = 1 << 16;
+/// Fan-in of each level of the tree that sums the ones' partials (`msm_fold`).
+const ONES_FOLD: usize = 16;
+
+/// The `msm_fold` levels that sum the ones' `ONES_THREADS` partials down to `ONES_FOLD` or
+/// fewer, as `(len, fan)`: the last ones are then summed by one `msm_sum_groups` thread.
+pub(crate) fn ones_fold_levels() -> impl Iterator<Item = (usize, usize)> {
+    std::iter::successors(Some(ONES_THREADS), |&len| Some(len.div_ceil(ONES_FOLD)))
+        .take_while(|&len| len > ONES_FOLD)
+        .map(|len| (len, len.div_ceil(ONES_FOLD)))
+}
+
+/// How many partials the last `msm_fold` level leaves (summed by one thread).
+pub(crate) fn ones_fold_rest() -> usize {
+    ones_fold_levels().last().map_or(ONES_THREADS, |(_, fan)| fan)
+}
 /// Smallest window size.
 pub(crate) const MIN_C: u32 = 2;
 /// Largest window size (2^26 points choose 20; larger sizes are not tested).
@@ -171,14 +187,7 @@ impl Sizes {
         let x = curve.xyzz_bytes();
         8 * (self.scalars_u64 + self.tail_scalars_u64)
             + 4 * (self.counts + 2 * self.offsets + self.sorted + 2 * self.partials + 2 * self.bits + 2 * self.idx + 2)
-            + x * (self.buckets
-                + 2 * self.partials
-                + self.segs
-                + self.fan
-                + self.windows
-                + self.ones_partials
-                + FAN
-                + 1)
+            + x * (self.buckets + 2 * self.partials + self.segs + self.fan + self.windows + self.ones_partials + 1)
             + curve.jacobian_bytes()
     }
 }

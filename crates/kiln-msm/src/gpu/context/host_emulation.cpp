@@ -47,3 +47,17 @@ extern "C" int kiln_msm_emu_bucket_fixup_g1(uint32_t grid_x, uint32_t grid_y, ui
 extern "C" void kiln_msm_emu_xyzz_to_jacobian_g1(const Xyzz* points, uint32_t count, jacobian_t<FpOps>* out) {
     for (uint32_t i = 0; i < count; i++) out[i] = kiln_curve::xyzz_to_jacobian(points[i]);
 }
+
+extern "C" int kiln_msm_emu_sum_indexed_g1(uint32_t grid_x, uint32_t block, const Affine* bases, const uint32_t* idx,
+                                           const uint32_t* count, uint32_t P, Xyzz* partial) {
+    return kiln_emu::launch_2d(grid_x, 1, block, [&] { msm_sum_indexed_g1(bases, idx, count, P, partial); }) ? 0 : 2;
+}
+
+extern "C" int kiln_msm_emu_fold_g1(uint32_t grid_x, uint32_t block, Xyzz* buf, uint32_t len, uint32_t fan) {
+    return kiln_emu::launch_2d(grid_x, 1, block, [&] { msm_fold_g1(buf, len, fan); }) ? 0 : 2;
+}
+
+extern "C" int kiln_msm_emu_sum_groups_g1(uint32_t grid_x, uint32_t grid_y, uint32_t block, const Xyzz* in, Xyzz* out,
+                                          uint32_t len, uint32_t groups, uint32_t fan) {
+    return kiln_emu::launch_2d(grid_x, grid_y, block, [&] { msm_sum_groups_g1(in, out, len, groups, fan); }) ? 0 : 2;
+}

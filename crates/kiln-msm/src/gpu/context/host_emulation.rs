@@ -15,6 +15,7 @@ use kiln_kernels::msm::{NONE, SIGN};
 use rand::{Rng, SeedableRng};
 
 use super::{ACC_BLOCK, grid, grid_of, join_levels};
+use crate::gpu::plan::{ONES_THREADS, ones_fold_levels, ones_fold_rest};
 
 type AccumulateFn = unsafe extern "C" fn(
     u32,
@@ -39,6 +40,9 @@ type JoinHeadsFn =
 type FixupFn =
     unsafe extern "C" fn(u32, u32, u32, *const u32, u32, u32, u32, u32, *mut u64, *const u64, *const u64) -> i32;
 type ToJacobianFn = unsafe extern "C" fn(*const u64, u32, *mut u64);
+type SumIndexedFn = unsafe extern "C" fn(u32, u32, *const u64, *const u32, *const u32, u32, *mut u64) -> i32;
+type FoldFn = unsafe extern "C" fn(u32, u32, *mut u64, u32, u32) -> i32;
+type SumGroupsFn = unsafe extern "C" fn(u32, u32, u32, *const u64, *mut u64, u32, u32, u32) -> i32;
 
 /// The entry points of the compiled `host_emulation.cpp`.
 struct Kernels {
@@ -46,6 +50,9 @@ struct Kernels {
     join_heads: JoinHeadsFn,
     fixup: FixupFn,
     to_jacobian: ToJacobianFn,
+    sum_indexed: SumIndexedFn,
+    fold: FoldFn,
+    sum_groups: SumGroupsFn,
     _lib: libloading::Library,
 }
 
@@ -64,6 +71,9 @@ fn kernels() -> &'static Kernels {
                 join_heads: *loaded.get::<JoinHeadsFn>(b"kiln_msm_emu_join_heads_g1\0").unwrap(),
                 fixup: *loaded.get::<FixupFn>(b"kiln_msm_emu_bucket_fixup_g1\0").unwrap(),
                 to_jacobian: *loaded.get::<ToJacobianFn>(b"kiln_msm_emu_xyzz_to_jacobian_g1\0").unwrap(),
+                sum_indexed: *loaded.get::<SumIndexedFn>(b"kiln_msm_emu_sum_indexed_g1\0").unwrap(),
+                fold: *loaded.get::<FoldFn>(b"kiln_msm_emu_fold_g1\0").unwrap(),
+                sum_groups: *loaded.get::<SumGroupsFn>(b"kiln_msm_emu_sum_groups_g1\0").unwrap(),
                 _lib: loaded,
             }
         }
@@ -281,4 +291,91 @@ fn join_levels_cover_the_longest_run_of_heads() {
         // A bucket has at most chunks - 1 heads; the levels must reach over them all.
         assert!(1u64 << join_levels(chunks) >= u64::from(chunks - 1));
     }
+}
+
+/// Σ bases[idx[k]] as the split path sums its ones (`split_raw`): msm_sum_indexed over
+/// `ONES_THREADS` threads, the msm_fold levels of `ones_fold_levels` (all, or all but the last
+/// when `skip_last`: a planted bug), then msm_sum_groups over the `ones_fold_rest` partials.
+fn device_ones_sum(bases: &[G1Affine], idx: &[u32], skip_last: bool) -> G1Projective {
+    let k = kernels();
+    let mut partials = vec![u64::MAX; ONES_THREADS * XYZZ_WORDS];
+    let mut sum = vec![u64::MAX; XYZZ_WORDS];
+    let count = [idx.len() as u32];
+    let mut levels: Vec<(usize, usize)> = ones_fold_levels().collect();
+    if skip_last {
+        levels.pop();
+    }
+    let rest = ones_fold_rest();
+    let bases_words = G1Affine::as_u64s(bases);
+    let cfg = grid(ONES_THREADS, 1);
+    // SAFETY: host buffers of the sizes the kernels index (ONES_THREADS partials, one sum, the
+    // idx list of `count` entries into `bases`), the arguments split_raw passes.
+    unsafe {
+        let rc = (k.sum_indexed)(
+            cfg.grid_dim.0,
+            cfg.block_dim.0,
+            bases_words.as_ptr(),
+            idx.as_ptr(),
+            count.as_ptr(),
+            ONES_THREADS as u32,
+            partials.as_mut_ptr(),
+        );
+        assert_eq!(rc, 0, "msm_sum_indexed");
+        for (len, fan) in levels {
+            let cfg = grid(fan, 1);
+            let rc = (k.fold)(cfg.grid_dim.0, cfg.block_dim.0, partials.as_mut_ptr(), len as u32, fan as u32);
+            assert_eq!(rc, 0, "msm_fold {len} -> {fan}");
+        }
+        let one = grid(1, 1);
+        let rc = (k.sum_groups)(
+            one.grid_dim.0,
+            one.grid_dim.1,
+            one.block_dim.0,
+            partials.as_ptr(),
+            sum.as_mut_ptr(),
+            rest as u32,
+            1,
+            1,
+        );
+        assert_eq!(rc, 0, "msm_sum_groups");
+    }
+    let mut jacobian = vec![0u64; G1Projective::WORDS];
+    // SAFETY: `sum` holds one XYZZ point, `jacobian` room for one Jacobian point.
+    unsafe { (k.to_jacobian)(sum.as_ptr(), 1, jacobian.as_mut_ptr()) };
+    G1Projective::from_u64s(&jacobian).unwrap()[0]
+}
+
+/// The ones' sum through the fold tree equals blstrs' sum: more ones than threads (threads
+/// with two additions and with one), fewer (most threads add nothing), and none.
+#[test]
+fn ones_sum_through_the_fold_tree_matches_cpu() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let bases = random_bases(257, &mut rng);
+    for count in [ONES_THREADS + 4321, 1000, 1, 0] {
+        let idx: Vec<u32> = (0..count).map(|_| rng.gen_range(0..bases.len() as u32)).collect();
+        let want = idx.iter().fold(G1Projective::identity(), |acc, &i| acc + bases[i as usize]);
+        assert_eq!(device_ones_sum(&bases, &idx, false), want, "{count} ones");
+    }
+}
+
+/// The test above sees a tree that stops short: without the last fold level, the final sum
+/// over `ones_fold_rest` partials misses the others.
+#[test]
+fn one_fold_level_fewer_misses_partials() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+    let bases = random_bases(64, &mut rng);
+    let idx: Vec<u32> = (0..ONES_THREADS as u32).map(|i| i % 64).collect();
+    let want = idx.iter().fold(G1Projective::identity(), |acc, &i| acc + bases[i as usize]);
+    assert_eq!(device_ones_sum(&bases, &idx, false), want);
+    assert_ne!(device_ones_sum(&bases, &idx, true), want);
+}
+
+#[test]
+fn fold_levels_end_at_a_few_partials() {
+    let levels: Vec<_> = ones_fold_levels().collect();
+    assert_eq!(levels.first().map(|l| l.0), Some(ONES_THREADS));
+    for pair in levels.windows(2) {
+        assert_eq!(pair[0].1, pair[1].0, "each level folds what the last one left");
+    }
+    assert!(ones_fold_rest() <= 16 && ones_fold_rest() >= 1);
 }

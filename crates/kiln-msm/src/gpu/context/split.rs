@@ -9,7 +9,7 @@ use super::{MsmContext, NULL, grid, mark, point, scalar_view, u32_of};
 use crate::MsmError;
 use crate::gpu::Curve;
 use crate::gpu::bases::{GpuBases, Scalars};
-use crate::gpu::plan::{FAN, ONES_THREADS};
+use crate::gpu::plan::{ONES_THREADS, ones_fold_levels, ones_fold_rest};
 
 /// A device-side 0/1/other split of one scalar vector (see [`crate::split`]); lives in the
 /// context that made it and is invalidated by that context's next `split` call.
@@ -84,12 +84,17 @@ impl MsmContext {
             // empty split never wrote the device counts they would read.
             return Ok(vec![0; self.curve.jacobian_bytes() / 8]);
         }
-        let (p, fan, one) = (ONES_THREADS as u32, FAN as u32, 1u32);
+        // The ones: partial sums over ONES_THREADS threads, folded as a tree to a few, summed.
+        let (p, one) = (ONES_THREADS as u32, 1u32);
         launch!(self, sum_indexed, grid(ONES_THREADS, 1), "msm_sum_indexed";
             &*bases.buf, &*self.ones_idx, &*self.split_counts, &p, &mut *self.ones_partials);
-        launch!(self, sum_groups, grid(FAN, 1), "msm_sum_groups";
-            &*self.ones_partials, &mut *self.ones_fan, &p, &one, &fan);
-        launch!(self, sum_groups, grid(1, 1), "msm_sum_groups"; &*self.ones_fan, &mut *self.ones_sum, &fan, &one, &one);
+        for (len, fan) in ones_fold_levels() {
+            let (len, fan) = (u32_of(len, "fold len")?, u32_of(fan, "fold fan")?);
+            launch!(self, fold, grid(fan as usize, 1), "msm_fold"; &mut *self.ones_partials, &len, &fan);
+        }
+        let rest = u32_of(ones_fold_rest(), "fold rest")?;
+        launch!(self, sum_groups, grid(1, 1), "msm_sum_groups";
+            &*self.ones_partials, &mut *self.ones_sum, &rest, &one, &one);
         if split.others == 0 {
             // Only the ones: combine one "window" holding their sum.
             launch!(self, combine, grid(1, 1), "msm_combine"; &*self.ones_sum, &one, &one, &NULL, &mut *self.out);
