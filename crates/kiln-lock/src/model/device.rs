@@ -11,6 +11,13 @@
 //!   memory, again);
 //! - `mem_get_info` reports capacity minus what the pool holds minus synchronous allocations.
 //!
+//! Kernels of different streams either take turns ([`ComputeSharing::Serial`]: each fills
+//! the GPU) or share it ([`ComputeSharing::Shared`]: every stream's head kernel runs at once,
+//! slowed down once together they want more than the whole GPU, as large kernels of
+//! concurrent streams interleave their blocks on the SMs). Sharing stretches every kernel that
+//! overlaps another, so the workers behind them reach their CPU work later and together, where
+//! taking turns staggers them; and kernels that alone leave SMs idle gain from company.
+//!
 //! Simplification: the pool does not reuse a free still pending on the same stream for a
 //! new allocation on that stream (CUDA may). The model is therefore pessimistic there,
 //! which never hides an out-of-memory of the scenarios it runs (their next allocation on a
@@ -36,6 +43,22 @@ pub enum Engine {
     Copy,
 }
 
+/// How kernels of different streams use the compute engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ComputeSharing {
+    /// One kernel at a time, the oldest waiting first.
+    #[default]
+    Serial,
+    /// Every stream's head kernel at once. A kernel alone occupies `solo_permille` / 1000 of
+    /// the GPU (a lane's compute phase alone leaves some SMs idle: launches, small kernels, the
+    /// tails of waves); k of them run at their solo speed while k × that share fits in the GPU,
+    /// else each at 1 / (k × share) of it.
+    Shared {
+        /// The GPU share of one kernel alone, per mille (1000: one kernel fills the GPU).
+        solo_permille: u32,
+    },
+}
+
 #[derive(Debug, Clone, Copy)]
 enum OpKind {
     Work { engine: Engine, duration: Micros },
@@ -52,7 +75,11 @@ struct Op {
 #[derive(Debug, Default)]
 struct Stream {
     queue: VecDeque<Op>,
+    /// The running operation and when it ends (for a shared kernel: when it would end if the
+    /// kernels running now kept running).
     running: Option<(Op, Micros)>,
+    /// A shared kernel's work left, in microseconds of it running alone.
+    shared_left: f64,
 }
 
 /// The device model. Deterministic: same calls, same results.
@@ -69,6 +96,7 @@ pub struct DeviceModel {
     now: Micros,
     peak_used: u64,
     compute_busy: Micros,
+    sharing: ComputeSharing,
 }
 
 /// An allocation the model refused: what was asked and what was there.
@@ -96,7 +124,14 @@ impl DeviceModel {
             now: 0,
             peak_used: 0,
             compute_busy: 0,
+            sharing: ComputeSharing::Serial,
         }
+    }
+
+    /// The same device with kernels of different streams sharing the engine as `sharing` says.
+    pub fn with_sharing(mut self, sharing: ComputeSharing) -> Self {
+        self.sharing = sharing;
+        self
     }
 
     /// Current simulated time.
@@ -119,7 +154,7 @@ impl DeviceModel {
         self.peak_used
     }
 
-    /// Microseconds the compute engine has been busy.
+    /// Microseconds the compute engine has been busy (running at least one kernel).
     pub fn compute_busy(&self) -> Micros {
         self.compute_busy
     }
@@ -227,9 +262,27 @@ impl DeviceModel {
                     progressed = true;
                 }
             }
+            if matches!(self.sharing, ComputeSharing::Shared { .. }) {
+                for s in 0..self.streams.len() {
+                    let stream = &mut self.streams[s];
+                    if stream.running.is_some() {
+                        continue;
+                    }
+                    if let Some(&op @ Op { kind: OpKind::Work { engine: Engine::Compute, duration }, .. }) =
+                        stream.queue.front()
+                    {
+                        stream.queue.pop_front();
+                        stream.running = Some((op, self.now));
+                        stream.shared_left = duration as f64;
+                        progressed = true;
+                    }
+                }
+            }
             // Each idle engine takes the oldest waiting operation at a stream head.
             for (e, engine) in [Engine::Compute, Engine::Copy].into_iter().enumerate() {
-                if self.engine_busy[e].is_some() {
+                if self.engine_busy[e].is_some()
+                    || (engine == Engine::Compute && matches!(self.sharing, ComputeSharing::Shared { .. }))
+                {
                     continue;
                 }
                 let pick = (0..self.streams.len())
@@ -256,6 +309,59 @@ impl DeviceModel {
                 break;
             }
         }
+        self.project_shared_ends();
+    }
+
+    /// Whether stream `s` runs a shared kernel.
+    fn runs_shared(&self, s: StreamId) -> bool {
+        matches!(self.sharing, ComputeSharing::Shared { .. })
+            && matches!(
+                self.streams[s].running,
+                Some((Op { kind: OpKind::Work { engine: Engine::Compute, .. }, .. }, _))
+            )
+    }
+
+    /// Kernels running now under [`ComputeSharing::Shared`].
+    fn shared_count(&self) -> usize {
+        (0..self.streams.len()).filter(|&s| self.runs_shared(s)).count()
+    }
+
+    /// How fast each shared kernel runs now, against its speed alone.
+    fn shared_speed(&self) -> f64 {
+        let ComputeSharing::Shared { solo_permille } = self.sharing else { return 1.0 };
+        let demand = self.shared_count() as f64 * f64::from(solo_permille.max(1)) / 1000.0;
+        if demand > 1.0 { 1.0 / demand } else { 1.0 }
+    }
+
+    /// Each shared kernel's end if the kernels running now keep running (whole microseconds,
+    /// rounded up, at least one on from now while work is left).
+    fn project_shared_ends(&mut self) {
+        let speed = self.shared_speed();
+        for s in 0..self.streams.len() {
+            if self.runs_shared(s) {
+                let left = self.streams[s].shared_left;
+                // The epsilon keeps float noise (100 / (2/3) = 150.000…01) from adding a microsecond.
+                let end = self.now + ((left / speed - 1e-6).ceil() as Micros).max(1);
+                if let Some((_, e)) = &mut self.streams[s].running {
+                    *e = end;
+                }
+            }
+        }
+    }
+
+    /// Moves time on to `t` (no operation ends before it): shared kernels progress by their share.
+    fn elapse(&mut self, t: Micros) {
+        let dt = t.saturating_sub(self.now);
+        let speed = self.shared_speed();
+        if dt > 0 && self.shared_count() > 0 {
+            self.compute_busy += dt;
+            for s in 0..self.streams.len() {
+                if self.runs_shared(s) {
+                    self.streams[s].shared_left -= dt as f64 * speed;
+                }
+            }
+        }
+        self.now = self.now.max(t);
     }
 
     /// When the next running operation ends, if any is running.
@@ -266,7 +372,7 @@ impl DeviceModel {
     /// Advances simulated time to `t`, completing every operation that ends by then.
     pub fn advance_to(&mut self, t: Micros) {
         while let Some(end) = self.next_completion().filter(|&end| end <= t) {
-            self.now = end;
+            self.elapse(end);
             for s in 0..self.streams.len() {
                 if let Some((op, e)) = self.streams[s].running
                     && e == end
@@ -282,7 +388,8 @@ impl DeviceModel {
             }
             self.pump();
         }
-        self.now = self.now.max(t);
+        self.elapse(t);
+        self.project_shared_ends();
     }
 
     /// Runs until every stream is empty (the device side of `cuCtxSynchronize`), without

@@ -8,7 +8,7 @@
 
 mod device;
 
-pub use device::{DeviceModel, Engine, Micros, OpId, OutOfMemory, StreamId};
+pub use device::{ComputeSharing, DeviceModel, Engine, Micros, OpId, OutOfMemory, StreamId};
 
 use std::cell::RefCell;
 use std::fmt;
@@ -60,6 +60,10 @@ pub struct Scenario {
     /// witness) into a bounded queue, and workers take ready witnesses from it instead of
     /// preparing their own. `None`: each worker preps its own partitions in turn.
     pub witness_stage: Option<WitnessStage>,
+    /// How the lanes' kernels share the GPU: in turn (the §1 scenarios, whose compute phases
+    /// were mostly host waits) or at once (kiln's compute phases since their scalars are staged
+    /// in page-locked memory: almost all kernels, so two lanes split the SMs).
+    pub compute_sharing: ComputeSharing,
 }
 
 /// The CPU stage of kiln-sched's orchestrator: `cpu_threads` threads make witnesses (one
@@ -90,6 +94,7 @@ impl Scenario {
             retry_after: 100 * MS,
             replan_every: None,
             witness_stage: None,
+            compute_sharing: ComputeSharing::Serial,
         }
     }
 
@@ -279,10 +284,14 @@ fn program(scenario: &Scenario, w: WorkerId, strategy: MemoryStrategy, lanes: Op
         }
         p.extend([Step::Cpu(part.memory), Step::Stage(part.memory), Step::Leave(Section::Memory)]);
         p.extend([Step::Enter(Section::Compute), Step::Kernel(part.compute)]);
-        if strategy != MemoryStrategy::Arenas {
-            p.push(Step::FreePartition);
+        if strategy == MemoryStrategy::Arenas {
+            // kiln's prover holds its lane until the partition's sums are read back: the lane's
+            // arena and page-locked buffers are the partition's until then.
+            p.extend([Step::WaitLast, Step::Leave(Section::Compute)]);
+        } else {
+            p.extend([Step::FreePartition, Step::Leave(Section::Compute), Step::WaitLast]);
         }
-        p.extend([Step::Leave(Section::Compute), Step::WaitLast, Step::Cpu(part.epilogue), Step::PartitionDone]);
+        p.extend([Step::Cpu(part.epilogue), Step::PartitionDone]);
         if strategy == MemoryStrategy::Arenas
             && w == 0
             && scenario.replan_every.is_some_and(|n| n > 0 && (i + 1) % n == 0)
@@ -580,7 +589,8 @@ pub fn run_devices<P: LockPolicy>(scenarios: &[Scenario], policies: Vec<P>) -> R
                     notes: Vec::new(),
                 },
                 policy,
-                device: DeviceModel::new(scenario.capacity, streams, scenario.release_threshold),
+                device: DeviceModel::new(scenario.capacity, streams, scenario.release_threshold)
+                    .with_sharing(scenario.compute_sharing),
                 workers,
                 retries: 0,
                 stage: scenario.witness_stage.and(stage.clone()),
