@@ -222,4 +222,6 @@ inline uint32_t __brev(uint32_t v) {
     return (v >> 16) | (v << 16);
 }
 inline int __clz(uint32_t v) { return v == 0 ? 32 : __builtin_clz(v); }
+// Blocks run on several host threads at once, so a real atomic (relaxed, as CUDA's).
+inline uint32_t atomicAdd(uint32_t* addr, uint32_t v) { return __atomic_fetch_add(addr, v, __ATOMIC_RELAXED); }
 inline uint32_t min(uint32_t a, uint32_t b) { return a < b ? a : b; }

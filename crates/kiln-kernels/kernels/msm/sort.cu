@@ -60,6 +60,17 @@ extern "C" __global__ void msm_scatter(const fr_t* scalars, const uint32_t* map,
     });
 }
 
+// The same two passes window by window (msm.cuh): one thread per (scalar, window).
+extern "C" __global__ void msm_histogram_by_window(const fr_t* scalars, uint32_t n, uint32_t c, uint32_t windows,
+                                                   uint32_t* counts) {
+    histogram_by_window(scalars, n, c, windows, counts);
+}
+
+extern "C" __global__ void msm_scatter_by_window(const fr_t* scalars, const uint32_t* map, uint32_t n, uint32_t c,
+                                                 uint32_t windows, uint32_t* cursor, uint32_t* sorted) {
+    scatter_by_window(scalars, map, n, c, windows, cursor, sorted);
+}
+
 // Split: classify n Montgomery scalars into 0, 1 (= R mod r) and other. Bitmaps (one bit per
 // scalar, words of 32) and compacted index lists; counts[0] = #ones, counts[1] = #others.
 extern "C" __global__ void msm_classify(const fr_t* scalars, uint32_t n, uint32_t* zero_bits, uint32_t* one_bits,

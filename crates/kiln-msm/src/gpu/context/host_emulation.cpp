@@ -43,6 +43,22 @@ extern "C" int kiln_msm_emu_bucket_fixup_g1(uint32_t grid_x, uint32_t grid_y, ui
            }) ? 0 : 2;
 }
 
+// The counting sort's passes, window by window (msm.cuh; the kernels of sort.cu call the same).
+extern "C" int kiln_msm_emu_histogram_by_window(uint32_t grid_x, uint32_t grid_y, uint32_t block,
+                                                const fr_t* scalars, uint32_t n, uint32_t c, uint32_t windows,
+                                                uint32_t* counts) {
+    return kiln_emu::launch_2d(grid_x, grid_y, block, [&] { histogram_by_window(scalars, n, c, windows, counts); })
+               ? 0 : 2;
+}
+
+extern "C" int kiln_msm_emu_scatter_by_window(uint32_t grid_x, uint32_t grid_y, uint32_t block, const fr_t* scalars,
+                                              const uint32_t* map, uint32_t n, uint32_t c, uint32_t windows,
+                                              uint32_t* cursor, uint32_t* sorted) {
+    return kiln_emu::launch_2d(grid_x, grid_y, block, [&] {
+               scatter_by_window(scalars, map, n, c, windows, cursor, sorted);
+           }) ? 0 : 2;
+}
+
 // out[i] = points[i] in Jacobian coordinates (kiln-field's layout, which Rust reads back).
 extern "C" void kiln_msm_emu_xyzz_to_jacobian_g1(const Xyzz* points, uint32_t count, jacobian_t<FpOps>* out) {
     for (uint32_t i = 0; i < count; i++) out[i] = kiln_curve::xyzz_to_jacobian(points[i]);

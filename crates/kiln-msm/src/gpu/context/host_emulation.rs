@@ -4,11 +4,13 @@
 //! with the launch shapes and level count [`MsmContext::reduce`](super::MsmContext) uses, and
 //! compares every bucket with a CPU sum. The sorted lists are built here, not by the sort
 //! kernels, so that a window can hold a bucket spanning hundreds of chunks next to buckets of
-//! a few entries, buckets starting on and off chunk edges, and empty ones. No nvcc, no GPU.
+//! a few entries, buckets starting on and off chunk edges, and empty ones. The sort's
+//! window-by-window passes are tested on their own against digits recoded here. No nvcc, no GPU.
 
 use std::sync::OnceLock;
 
-use blstrs::{G1Affine, G1Projective};
+use blstrs::{G1Affine, G1Projective, Scalar};
+use ff::Field as _;
 use group::{Curve as _, Group as _};
 use kiln_field::DeviceLayout;
 use kiln_kernels::msm::{NONE, SIGN};
@@ -43,6 +45,8 @@ type ToJacobianFn = unsafe extern "C" fn(*const u64, u32, *mut u64);
 type SumIndexedFn = unsafe extern "C" fn(u32, u32, *const u64, *const u32, *const u32, u32, *mut u64) -> i32;
 type FoldFn = unsafe extern "C" fn(u32, u32, *mut u64, u32, u32) -> i32;
 type SumGroupsFn = unsafe extern "C" fn(u32, u32, u32, *const u64, *mut u64, u32, u32, u32) -> i32;
+type HistogramFn = unsafe extern "C" fn(u32, u32, u32, *const u64, u32, u32, u32, *mut u32) -> i32;
+type ScatterFn = unsafe extern "C" fn(u32, u32, u32, *const u64, *const u32, u32, u32, u32, *mut u32, *mut u32) -> i32;
 
 /// The entry points of the compiled `host_emulation.cpp`.
 struct Kernels {
@@ -53,6 +57,8 @@ struct Kernels {
     sum_indexed: SumIndexedFn,
     fold: FoldFn,
     sum_groups: SumGroupsFn,
+    histogram: HistogramFn,
+    scatter: ScatterFn,
     _lib: libloading::Library,
 }
 
@@ -74,6 +80,8 @@ fn kernels() -> &'static Kernels {
                 sum_indexed: *loaded.get::<SumIndexedFn>(b"kiln_msm_emu_sum_indexed_g1\0").unwrap(),
                 fold: *loaded.get::<FoldFn>(b"kiln_msm_emu_fold_g1\0").unwrap(),
                 sum_groups: *loaded.get::<SumGroupsFn>(b"kiln_msm_emu_sum_groups_g1\0").unwrap(),
+                histogram: *loaded.get::<HistogramFn>(b"kiln_msm_emu_histogram_by_window\0").unwrap(),
+                scatter: *loaded.get::<ScatterFn>(b"kiln_msm_emu_scatter_by_window\0").unwrap(),
                 _lib: loaded,
             }
         }
@@ -378,4 +386,126 @@ fn fold_levels_end_at_a_few_partials() {
         assert_eq!(pair[0].1, pair[1].0, "each level folds what the last one left");
     }
     assert!(ones_fold_rest() <= 16 && ones_fold_rest() >= 1);
+}
+
+/// The signed c-bit digits of `k`, window by window, as (bucket, negative) or None for a zero
+/// digit: the recoding msm.cuh describes (v = bits + carry; above 2^(c-1) the digit is v − 2^c
+/// and carries one), written again from that description.
+fn reference_digits(k: &Scalar, c: u32, windows: u32) -> Vec<Option<(u32, bool)>> {
+    let bytes = k.to_bytes_le();
+    let bit = |i: u32| if i >= 256 { 0 } else { u32::from((bytes[(i / 8) as usize] >> (i % 8)) & 1) };
+    let half = 1u32 << (c - 1);
+    let mut carry = 0;
+    (0..windows)
+        .map(|w| {
+            let v = (0..c).map(|j| bit(w * c + j) << j).sum::<u32>() + carry;
+            carry = u32::from(v > half);
+            if v > half {
+                let mag = (1u32 << c) - v;
+                (mag != 0).then(|| (mag - 1, true))
+            } else {
+                (v != 0).then(|| (v - 1, false))
+            }
+        })
+        .collect()
+}
+
+/// The window-by-window histogram and scatter (msm.cuh, as sort.cu launches them through
+/// `MsmContext::sort`) against the reference digits: every window's counts, and each bucket
+/// holding exactly the points (mapped as the split's tail maps them) whose digit it is, signed.
+/// Window sizes with many carries (3), windows across limbs (13), on limb halves (16) and 2^24's (20); scalars
+/// random and at the carry edges (0, 1, −1, 2^(c−1), 2^(c−1) + 1, 2^c − 1).
+#[test]
+fn sort_by_window_buckets_every_digit() {
+    let seed: u64 = rand::random();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let k = kernels();
+    for c in [3u32, 13, 16, 20] {
+        let windows = 256u32.div_ceil(c);
+        let nb = 1usize << (c - 1);
+        let mut scalars: Vec<Scalar> = (0..300).map(|_| Scalar::random(&mut rng)).collect();
+        let edges = [0, 1, 1u64 << (c - 1), (1u64 << (c - 1)) + 1, (1u64 << c) - 1];
+        scalars.extend(edges.iter().map(|&e| Scalar::from(e)));
+        scalars.push(-Scalar::ONE);
+        let n = scalars.len();
+        let digits: Vec<_> = scalars.iter().map(|s| reference_digits(s, c, windows)).collect();
+        // The reference is a recoding of the scalar: Σ ±(b + 1)·2^(c·w) gives it back.
+        for (s, d) in scalars.iter().zip(&digits) {
+            let back = d.iter().enumerate().fold(Scalar::ZERO, |acc, (w, d)| {
+                let Some((b, neg)) = *d else { return acc };
+                let v = Scalar::from(u64::from(b) + 1) * Scalar::from(2u64).pow_vartime([u64::from(c) * w as u64]);
+                if neg { acc - v } else { acc + v }
+            });
+            assert_eq!(back, *s, "reference digits of {s:?}, c = {c}");
+        }
+        let map: Vec<u32> = (0..n as u32).map(|i| 3 * i + 1).collect();
+        let words = Scalar::as_u64s(&scalars);
+        let cfg = grid(n, windows as usize);
+        let (n32, w32) = (n as u32, windows);
+        let mut counts = vec![0u32; windows as usize * nb];
+        // SAFETY: words holds n scalars (4 words each), counts windows × nb counters, as the
+        // device buffers MsmContext::sort passes.
+        let rc = unsafe {
+            (k.histogram)(
+                cfg.grid_dim.0,
+                cfg.grid_dim.1,
+                cfg.block_dim.0,
+                words.as_ptr(),
+                n32,
+                c,
+                w32,
+                counts.as_mut_ptr(),
+            )
+        };
+        assert_eq!(rc, 0, "histogram launch");
+        // (window × nb + bucket, entry) for every non-zero digit.
+        let mut want_counts = vec![0u32; windows as usize * nb];
+        let mut want = Vec::new();
+        for (i, d) in digits.iter().enumerate() {
+            for (w, d) in d.iter().enumerate() {
+                if let Some((b, neg)) = *d {
+                    want_counts[w * nb + b as usize] += 1;
+                    want.push((w * nb + b as usize, map[i] | if neg { SIGN } else { 0 }));
+                }
+            }
+        }
+        want.sort_unstable();
+        assert_eq!(counts, want_counts, "c = {c}, seed {seed}: counts");
+        // The scan (msm_scan's output, here on the host): offsets and cursors per window.
+        let mut offsets = vec![0u32; windows as usize * (nb + 1)];
+        for w in 0..windows as usize {
+            for b in 0..nb {
+                offsets[w * (nb + 1) + b + 1] = offsets[w * (nb + 1) + b] + counts[w * nb + b];
+            }
+        }
+        let mut cursor: Vec<u32> = (0..windows as usize * nb).map(|i| offsets[i / nb * (nb + 1) + i % nb]).collect();
+        let mut sorted = vec![NONE; windows as usize * n];
+        // SAFETY: as above; map holds n indices, cursor windows × nb, sorted windows × n entries.
+        let rc = unsafe {
+            (k.scatter)(
+                cfg.grid_dim.0,
+                cfg.grid_dim.1,
+                cfg.block_dim.0,
+                words.as_ptr(),
+                map.as_ptr(),
+                n32,
+                c,
+                w32,
+                cursor.as_mut_ptr(),
+                sorted.as_mut_ptr(),
+            )
+        };
+        assert_eq!(rc, 0, "scatter launch");
+        let mut got = Vec::new();
+        for w in 0..windows as usize {
+            let off = &offsets[w * (nb + 1)..(w + 1) * (nb + 1)];
+            for b in (0..nb).filter(|&b| off[b] < off[b + 1]) {
+                let list = &sorted[w * n + off[b] as usize..w * n + off[b + 1] as usize];
+                got.extend(list.iter().map(|&e| (w * nb + b, e)));
+            }
+            assert!(sorted[w * n + off[nb] as usize..(w + 1) * n].iter().all(|&e| e == NONE), "c = {c}: past the end");
+        }
+        got.sort_unstable();
+        assert_eq!(got, want, "c = {c}, seed {seed}: the buckets' entries");
+    }
 }
