@@ -107,24 +107,6 @@ fn bench_curve(device: &std::sync::Arc<Device>, curve: Curve, logs: &[u32], rows
             }
         });
         println!("{op} 2^{log_n} kernels (ms): {kernels}");
-        // The counting sort's other walk (scalar by scalar, every window in one thread), timed
-        // in the same run for the A/B in docs/PERF.md.
-        ctx.set_sort_by_window(false);
-        let by_scalar = median_of(1, RUNS, || -> Result<f64, kiln_msm::MsmError> {
-            let t = StreamTimer::start(ctx.stream())?;
-            once(&mut ctx)?;
-            Ok(t.stop_ms()? as f64)
-        })
-        .expect("timing");
-        let by_scalar_kernels = profiled(&mut ctx, |ctx| {
-            if let Some(got) = once(ctx).expect("profiled run") {
-                assert_eq!(got, dl.expected_g1(&scalars), "{op} 2^{log_n}: wrong result sorting by scalar");
-            }
-        });
-        ctx.set_sort_by_window(true);
-        println!(
-            "{op} 2^{log_n} sort by window {ms:.2} ms, by scalar {by_scalar:.2} ms (kernels: {by_scalar_kernels})"
-        );
         let bar = match (curve, log_n) {
             // Issue 20's bars and goals.
             (Curve::G1, 24) => " (bar 100, goal 70)",
@@ -188,9 +170,9 @@ fn main() {
         bench_curve(&device, Curve::G2, &[16], &mut rows);
         bench_split(&device, 16, &mut rows);
     } else {
+        bench_split(&device, 24, &mut rows);
         bench_curve(&device, Curve::G1, &[20, 22, 24, 26, 27], &mut rows);
         bench_curve(&device, Curve::G2, &[20, 22, 24], &mut rows);
-        bench_split(&device, 24, &mut rows);
     }
     print_table("MSM (bases and scalars resident, uniform random scalars)", &rows);
 }

@@ -151,10 +151,13 @@ pub struct BenchArgs {
     /// generator (porep's runs on every core).
     #[arg(long)]
     generic_witness: bool,
-    /// `bench --partitions`: at most this many threads make witnesses, 1 to 256 (default: one
-    /// per core). Host memory may lower it (the witnesses in flight must fit in half of what is
-    /// available). Fewer threads finish the first witnesses sooner when the witness generator is
-    /// itself parallel (porep's): with one per core all of a batch's witnesses finish together.
+    /// `bench --partitions`: at most this many threads make witnesses, 1 to 256 (default: 1 for
+    /// the built-in circuits' own witness generators, which use every core themselves; one per
+    /// core with `--generic-witness`, one thread each). Host memory may lower it (the witnesses
+    /// in flight must fit in half of what is available). With a parallel generator one thread
+    /// makes each witness on all cores, so the first comes early and the lanes start staggered;
+    /// one thread per core makes a batch's witnesses all at once, finishing together
+    /// (docs/PERF.md: 1 thread gave 1.3x the proofs a minute of 10 at porep 2^24, 4 workers).
     #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=256))]
     witness_threads: Option<usize>,
     /// Print JSON.
@@ -634,7 +637,7 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
         kiln_sched::Workers::Fixed(n) => n,
         kiln_sched::Workers::Auto => lanes.max(1),
     };
-    let asked = args.witness_threads.unwrap_or(defaults.cpu_threads);
+    let asked = args.witness_threads.unwrap_or(if args.generic_witness { defaults.cpu_threads } else { 1 });
     let cpu_threads = witness_threads(&shape, asked, defaults.queue_depth + worker_count);
     let config = kiln_sched::Config { workers, options, cpu_threads, ..defaults };
     let scheduler = kiln_sched::Scheduler::new(provers, config)?;

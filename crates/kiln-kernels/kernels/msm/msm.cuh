@@ -1,11 +1,10 @@
 // Pippenger MSM over BLS12-381 G1/G2, written once over a field table F (FpOps / Fp2Ops).
 //
 // Pipeline for one MSM of n scalars (all on one stream, no host round trip in between):
-//   1. msm_histogram_by_window: scalars out of Montgomery form, signed c-bit digits d in
-//      [-2^(c-1), 2^(c-1)], bucket |d|-1 per window; count points per (window, bucket), one
-//      thread per (scalar, window). Zero digits are dropped.
+//   1. msm_histogram: scalars out of Montgomery form, signed c-bit digits d in [-2^(c-1), 2^(c-1)],
+//      bucket |d|-1 per window; count points per (window, bucket). Zero digits are dropped.
 //   2. msm_scan: exclusive scan per window -> offsets (and a copy as scatter cursors).
-//   3. msm_scatter_by_window: each (window, point) takes a slot in its bucket's range: a counting sort
+//   3. msm_scatter: each (window, point) takes a slot in its bucket's range: a counting sort
 //      of (bucket, point) pairs with exact scratch (n entries per window).
 //   4. msm_accumulate: the sorted list of a window is cut into fixed chunks of S entries, one
 //      thread per chunk (load balance: a heavy bucket is split over many threads). Mixed XYZZ
@@ -87,23 +86,23 @@ KILN_DEV void window_digit(const fr_t& k, uint32_t c, uint32_t w, Fn f) {
     }
 }
 
-// The counting sort's two passes, window by window: one thread per (scalar, window), blockIdx.y
-// the window. Blocks start in blockIdx order, x first, so the GPU works through the windows
-// about one at a time, and the counters, cursors and partly written 32-byte sectors of one
-// window's 2^(c-1) buckets can stay in L2; those of all windows at once (13 × 2^19 buckets at
-// 2^24) do not, and then each 4-byte entry written costs a DRAM read and write of its sector.
-// (msm_histogram / msm_scatter in sort.cu walk scalar by scalar, all windows in one thread.)
-//
-// counts[w*nb + b] += 1 for each scalar whose window-w digit is non-zero, bucket b.
-KILN_DEV void histogram_by_window(const fr_t* scalars, uint32_t n, uint32_t c, uint32_t windows, uint32_t* counts) {
+// The counting sort's histogram: counts[w*nb + b] += 1 for every non-zero digit of every
+// scalar, one thread per scalar.
+KILN_DEV void histogram(const fr_t* scalars, uint32_t n, uint32_t c, uint32_t windows, uint32_t* counts) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    uint32_t w = blockIdx.y;
-    if (i >= n || w >= windows) return;
+    if (i >= n) return;
     const uint32_t nb = 1u << (c - 1);
     fr_t k = canonical(scalars, i);
-    window_digit(k, c, w, [&](uint32_t b, bool) { atomicAdd(&counts[(size_t)w * nb + b], 1u); });
+    for_each_digit(k, c, windows, [&](uint32_t w, uint32_t b, bool) { atomicAdd(&counts[(size_t)w * nb + b], 1u); });
 }
 
+// The counting sort's scatter, window by window: one thread per (scalar, window), blockIdx.y
+// the window. Blocks start in blockIdx order, x first, so the GPU works through the windows
+// about one at a time, and the cursors and partly written 32-byte sectors of one window's
+// 2^(c-1) buckets can stay in L2; those of all windows at once (13 × 2^19 at 2^24) do not.
+// (The histogram stays one thread per scalar: its atomics gain nothing from the order, and one
+// thread per window would take each scalar out of Montgomery form once per window.)
+//
 // sorted[w*n + slot] = point (| MSM_SIGN for a negative digit), slot taken from the bucket's
 // cursor; map (nullable) maps scalar i to its base index (the split path's compacted tail).
 KILN_DEV void scatter_by_window(const fr_t* scalars, const uint32_t* map, uint32_t n, uint32_t c, uint32_t windows,

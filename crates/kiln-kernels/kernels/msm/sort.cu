@@ -4,14 +4,10 @@
 
 using namespace kiln_msm;
 
-// counts[w*nb + b] += 1 for every non-zero digit of every scalar. n scalars, one thread each.
+// counts[w*nb + b] += 1 for every non-zero digit of every scalar (msm.cuh).
 extern "C" __global__ void msm_histogram(const fr_t* scalars, uint32_t n, uint32_t c, uint32_t windows,
                                          uint32_t* counts) {
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const uint32_t nb = 1u << (c - 1);
-    fr_t k = canonical(scalars, i);
-    for_each_digit(k, c, windows, [&](uint32_t w, uint32_t b, bool) { atomicAdd(&counts[(size_t)w * nb + b], 1u); });
+    histogram(scalars, n, c, windows, counts);
 }
 
 // One block per window: offsets[w*(nb+1) + b] = Σ_{b' < b} counts[w*nb + b'] (b in [0, nb]);
@@ -45,29 +41,11 @@ extern "C" __global__ void msm_scan(const uint32_t* counts, uint32_t nb, uint32_
     if (threadIdx.x == T - 1) off[nb] = part[T - 1];
 }
 
-// sorted[w*n + slot] = point index (| MSM_SIGN when the digit is negative). map (nullable) maps
-// scalar i to its base index (the split path's compacted tail).
+// sorted[w*n + slot] = point index (| MSM_SIGN when the digit is negative), one thread per
+// (scalar, window): see scatter_by_window in msm.cuh. map (nullable) maps scalar i to its base
+// index (the split path's compacted tail).
 extern "C" __global__ void msm_scatter(const fr_t* scalars, const uint32_t* map, uint32_t n, uint32_t c,
                                        uint32_t windows, uint32_t* cursor, uint32_t* sorted) {
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const uint32_t nb = 1u << (c - 1);
-    const uint32_t point = map ? map[i] : i;
-    fr_t k = canonical(scalars, i);
-    for_each_digit(k, c, windows, [&](uint32_t w, uint32_t b, bool neg) {
-        uint32_t slot = atomicAdd(&cursor[(size_t)w * nb + b], 1u);
-        sorted[(size_t)w * n + slot] = point | (neg ? MSM_SIGN : 0u);
-    });
-}
-
-// The same two passes window by window (msm.cuh): one thread per (scalar, window).
-extern "C" __global__ void msm_histogram_by_window(const fr_t* scalars, uint32_t n, uint32_t c, uint32_t windows,
-                                                   uint32_t* counts) {
-    histogram_by_window(scalars, n, c, windows, counts);
-}
-
-extern "C" __global__ void msm_scatter_by_window(const fr_t* scalars, const uint32_t* map, uint32_t n, uint32_t c,
-                                                 uint32_t windows, uint32_t* cursor, uint32_t* sorted) {
     scatter_by_window(scalars, map, n, c, windows, cursor, sorted);
 }
 

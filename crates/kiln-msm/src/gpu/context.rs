@@ -29,8 +29,6 @@ struct Kernels {
     histogram: CudaFunction,
     scan: CudaFunction,
     scatter: CudaFunction,
-    histogram_by_window: CudaFunction,
-    scatter_by_window: CudaFunction,
     classify: CudaFunction,
     gather: CudaFunction,
     accumulate: CudaFunction,
@@ -76,9 +74,6 @@ pub struct MsmContext {
     ones_sum: DeviceBuf<u8>,
     split_id: u64,
     scratch: usize,
-    /// Sort window by window (one thread per scalar and window) instead of one thread per
-    /// scalar taking all its windows; see [`MsmContext::set_sort_by_window`].
-    sort_by_window: bool,
     /// With profiling on: an event recorded after each launch (see [`MsmContext::set_profiling`]).
     profile: Option<Vec<(&'static str, CudaEvent)>>,
 }
@@ -172,8 +167,6 @@ macro_rules! kernels {
             histogram: $device.kernel(sort::HISTOGRAM)?,
             scan: $device.kernel(sort::SCAN)?,
             scatter: $device.kernel(sort::SCATTER)?,
-            histogram_by_window: $device.kernel(sort::HISTOGRAM_BY_WINDOW)?,
-            scatter_by_window: $device.kernel(sort::SCATTER_BY_WINDOW)?,
             classify: $device.kernel(sort::CLASSIFY)?,
             gather: $device.kernel(sort::GATHER_SCALARS)?,
             accumulate: $device.kernel(c::ACCUMULATE)?,
@@ -248,19 +241,11 @@ impl MsmContext {
             ones_sum: mem.take_poisoned(&stream, x, "msm ones_sum")?,
             split_id: 0,
             scratch: z.bytes(curve),
-            sort_by_window: true,
             profile: None,
             stream,
         };
         check_stream(&ctx.stream)?;
         Ok(ctx)
-    }
-
-    /// How the counting sort walks the digits: window by window (`true`, the default: one
-    /// window's buckets at a time in L2) or scalar by scalar, every window of a scalar in one
-    /// thread (`false`). Same result either way; for the MSM bench to time both.
-    pub fn set_sort_by_window(&mut self, on: bool) {
-        self.sort_by_window = on;
     }
 
     /// Turns per-kernel timing on or off. While on, every launch records an event (a little
@@ -424,24 +409,17 @@ impl MsmContext {
             .memset_zeros(&mut self.counts.slice_mut(0..plan.windows * plan.buckets))
             .ctx("cuMemsetD8Async(counts)")?;
         mark(&mut self.profile, &self.stream, "memset counts")?;
-        if self.sort_by_window {
-            launch!(self, histogram_by_window, grid(plan.n, plan.windows), "msm_histogram_by_window";
-                &scalars, &n, &c, &w, &mut *self.counts);
-        } else {
-            launch!(self, histogram, grid(plan.n, 1), "msm_histogram"; &scalars, &n, &c, &w, &mut *self.counts);
-        }
+        launch!(self, histogram, grid(plan.n, 1), "msm_histogram"; &scalars, &n, &c, &w, &mut *self.counts);
         let scan_cfg = LaunchConfig { grid_dim: (w, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
         launch!(self, scan, scan_cfg, "msm_scan"; &*self.counts, &nb, &mut *self.offsets, &mut *self.cursor);
-        let map = self.others_idx.slice(..plan.n);
-        match (self.sort_by_window, staged.is_none()) {
-            (true, true) => launch!(self, scatter_by_window, grid(plan.n, plan.windows), "msm_scatter_by_window";
-                &scalars, &map, &n, &c, &w, &mut *self.cursor, &mut *self.sorted),
-            (true, false) => launch!(self, scatter_by_window, grid(plan.n, plan.windows), "msm_scatter_by_window";
-                &scalars, &NULL, &n, &c, &w, &mut *self.cursor, &mut *self.sorted),
-            (false, true) => launch!(self, scatter, grid(plan.n, 1), "msm_scatter";
-                &scalars, &map, &n, &c, &w, &mut *self.cursor, &mut *self.sorted),
-            (false, false) => launch!(self, scatter, grid(plan.n, 1), "msm_scatter";
-                &scalars, &NULL, &n, &c, &w, &mut *self.cursor, &mut *self.sorted),
+        // One thread per (scalar, window): blockIdx.y is the window (see msm_scatter).
+        if staged.is_none() {
+            let map = self.others_idx.slice(..plan.n);
+            launch!(self, scatter, grid(plan.n, plan.windows), "msm_scatter";
+                &scalars, &map, &n, &c, &w, &mut *self.cursor, &mut *self.sorted);
+        } else {
+            launch!(self, scatter, grid(plan.n, plan.windows), "msm_scatter";
+                &scalars, &NULL, &n, &c, &w, &mut *self.cursor, &mut *self.sorted);
         }
         Ok(())
     }

@@ -43,12 +43,10 @@ extern "C" int kiln_msm_emu_bucket_fixup_g1(uint32_t grid_x, uint32_t grid_y, ui
            }) ? 0 : 2;
 }
 
-// The counting sort's passes, window by window (msm.cuh; the kernels of sort.cu call the same).
-extern "C" int kiln_msm_emu_histogram_by_window(uint32_t grid_x, uint32_t grid_y, uint32_t block,
-                                                const fr_t* scalars, uint32_t n, uint32_t c, uint32_t windows,
-                                                uint32_t* counts) {
-    return kiln_emu::launch_2d(grid_x, grid_y, block, [&] { histogram_by_window(scalars, n, c, windows, counts); })
-               ? 0 : 2;
+// The counting sort's histogram and scatter (msm.cuh; sort.cu's kernels call the same).
+extern "C" int kiln_msm_emu_histogram(uint32_t grid_x, uint32_t block, const fr_t* scalars, uint32_t n, uint32_t c,
+                                      uint32_t windows, uint32_t* counts) {
+    return kiln_emu::launch_2d(grid_x, 1, block, [&] { histogram(scalars, n, c, windows, counts); }) ? 0 : 2;
 }
 
 extern "C" int kiln_msm_emu_scatter_by_window(uint32_t grid_x, uint32_t grid_y, uint32_t block, const fr_t* scalars,

@@ -5,7 +5,7 @@
 //! compares every bucket with a CPU sum. The sorted lists are built here, not by the sort
 //! kernels, so that a window can hold a bucket spanning hundreds of chunks next to buckets of
 //! a few entries, buckets starting on and off chunk edges, and empty ones. The sort's
-//! window-by-window passes are tested on their own against digits recoded here. No nvcc, no GPU.
+//! histogram and scatter are tested on their own against digits recoded here. No nvcc, no GPU.
 
 use std::sync::OnceLock;
 
@@ -45,7 +45,7 @@ type ToJacobianFn = unsafe extern "C" fn(*const u64, u32, *mut u64);
 type SumIndexedFn = unsafe extern "C" fn(u32, u32, *const u64, *const u32, *const u32, u32, *mut u64) -> i32;
 type FoldFn = unsafe extern "C" fn(u32, u32, *mut u64, u32, u32) -> i32;
 type SumGroupsFn = unsafe extern "C" fn(u32, u32, u32, *const u64, *mut u64, u32, u32, u32) -> i32;
-type HistogramFn = unsafe extern "C" fn(u32, u32, u32, *const u64, u32, u32, u32, *mut u32) -> i32;
+type HistogramFn = unsafe extern "C" fn(u32, u32, *const u64, u32, u32, u32, *mut u32) -> i32;
 type ScatterFn = unsafe extern "C" fn(u32, u32, u32, *const u64, *const u32, u32, u32, u32, *mut u32, *mut u32) -> i32;
 
 /// The entry points of the compiled `host_emulation.cpp`.
@@ -80,7 +80,7 @@ fn kernels() -> &'static Kernels {
                 sum_indexed: *loaded.get::<SumIndexedFn>(b"kiln_msm_emu_sum_indexed_g1\0").unwrap(),
                 fold: *loaded.get::<FoldFn>(b"kiln_msm_emu_fold_g1\0").unwrap(),
                 sum_groups: *loaded.get::<SumGroupsFn>(b"kiln_msm_emu_sum_groups_g1\0").unwrap(),
-                histogram: *loaded.get::<HistogramFn>(b"kiln_msm_emu_histogram_by_window\0").unwrap(),
+                histogram: *loaded.get::<HistogramFn>(b"kiln_msm_emu_histogram\0").unwrap(),
                 scatter: *loaded.get::<ScatterFn>(b"kiln_msm_emu_scatter_by_window\0").unwrap(),
                 _lib: loaded,
             }
@@ -410,13 +410,13 @@ fn reference_digits(k: &Scalar, c: u32, windows: u32) -> Vec<Option<(u32, bool)>
         .collect()
 }
 
-/// The window-by-window histogram and scatter (msm.cuh, as sort.cu launches them through
-/// `MsmContext::sort`) against the reference digits: every window's counts, and each bucket
+/// The counting sort's histogram and window-by-window scatter (msm.cuh, as sort.cu's kernels run
+/// them, with `MsmContext::sort`'s launch shapes) against the reference digits: every window's counts, and each bucket
 /// holding exactly the points (mapped as the split's tail maps them) whose digit it is, signed.
 /// Window sizes with many carries (3), windows across limbs (13), on limb halves (16) and 2^24's (20); scalars
 /// random and at the carry edges (0, 1, −1, 2^(c−1), 2^(c−1) + 1, 2^c − 1).
 #[test]
-fn sort_by_window_buckets_every_digit() {
+fn sort_buckets_every_digit() {
     let seed: u64 = rand::random();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let k = kernels();
@@ -440,22 +440,14 @@ fn sort_by_window_buckets_every_digit() {
         }
         let map: Vec<u32> = (0..n as u32).map(|i| 3 * i + 1).collect();
         let words = Scalar::as_u64s(&scalars);
-        let cfg = grid(n, windows as usize);
+        // The launch shapes MsmContext::sort uses: a thread per scalar, then per (scalar, window).
+        let (by_scalar, cfg) = (grid(n, 1), grid(n, windows as usize));
         let (n32, w32) = (n as u32, windows);
         let mut counts = vec![0u32; windows as usize * nb];
         // SAFETY: words holds n scalars (4 words each), counts windows × nb counters, as the
         // device buffers MsmContext::sort passes.
         let rc = unsafe {
-            (k.histogram)(
-                cfg.grid_dim.0,
-                cfg.grid_dim.1,
-                cfg.block_dim.0,
-                words.as_ptr(),
-                n32,
-                c,
-                w32,
-                counts.as_mut_ptr(),
-            )
+            (k.histogram)(by_scalar.grid_dim.0, by_scalar.block_dim.0, words.as_ptr(), n32, c, w32, counts.as_mut_ptr())
         };
         assert_eq!(rc, 0, "histogram launch");
         // (window × nb + bucket, entry) for every non-zero digit.
