@@ -48,23 +48,28 @@ KILN_DEV uint32_t window_bits(const fr_t& k, uint32_t w, uint32_t c) {
     return (uint32_t)(v >> off) & ((1u << c) - 1);
 }
 
+// One step of the signed recoding of window bits: v = bits + carry in; if v > 2^(c-1) the digit
+// is v - 2^c and the carry out 1, else the digit is v and the carry out 0. Calls f(bucket,
+// negative) for a non-zero digit (bucket |d| - 1).
+template <class Fn>
+KILN_DEV void signed_digit(uint32_t v, uint32_t c, uint32_t& carry, Fn f) {
+    const uint32_t half = 1u << (c - 1);
+    carry = v > half ? 1 : 0;
+    if (v > half) {
+        uint32_t mag = (1u << c) - v;  // |d| in [0, 2^(c-1)); 0 when v = 2^c (bits all ones + carry)
+        if (mag != 0) f(mag - 1, true);
+    } else if (v != 0) {
+        f(v - 1, false);
+    }
+}
+
 // Calls f(w, bucket, negative) for every non-zero signed digit of scalar k.
-// Digits: with carry, v = bits + carry; if v > 2^(c-1) then d = v - 2^c and carry 1.
 // W * c >= 256 > 255 bits guarantees the top window never carries out.
 template <class Fn>
 KILN_DEV void for_each_digit(const fr_t& k, uint32_t c, uint32_t windows, Fn f) {
     uint32_t carry = 0;
-    const uint32_t half = 1u << (c - 1);
     for (uint32_t w = 0; w < windows; w++) {
-        uint32_t v = window_bits(k, w, c) + carry;
-        if (v > half) {
-            carry = 1;
-            uint32_t mag = (1u << c) - v;  // |d| in [0, 2^(c-1)); 0 when v = 2^c (bits all ones + carry)
-            if (mag != 0) f(w, mag - 1, true);
-        } else {
-            carry = 0;
-            if (v != 0) f(w, v - 1, false);
-        }
+        signed_digit(window_bits(k, w, c) + carry, c, carry, [&](uint32_t b, bool neg) { f(w, b, neg); });
     }
 }
 
@@ -74,16 +79,9 @@ KILN_DEV void for_each_digit(const fr_t& k, uint32_t c, uint32_t windows, Fn f) 
 // window of one scalar.
 template <class Fn>
 KILN_DEV void window_digit(const fr_t& k, uint32_t c, uint32_t w, Fn f) {
-    const uint32_t half = 1u << (c - 1);
     uint32_t carry = 0;
-    for (uint32_t j = 0; j < w; j++) carry = window_bits(k, j, c) + carry > half ? 1 : 0;
-    uint32_t v = window_bits(k, w, c) + carry;
-    if (v > half) {
-        uint32_t mag = (1u << c) - v;
-        if (mag != 0) f(mag - 1, true);
-    } else if (v != 0) {
-        f(v - 1, false);
-    }
+    for (uint32_t j = 0; j < w; j++) signed_digit(window_bits(k, j, c) + carry, c, carry, [](uint32_t, bool) {});
+    signed_digit(window_bits(k, w, c) + carry, c, carry, f);
 }
 
 // The counting sort's histogram: counts[w*nb + b] += 1 for every non-zero digit of every
