@@ -482,14 +482,16 @@ fn proving_stage(batch: &Batch, ready: &Receiver<Ready>, prover: &(dyn Prover + 
             }
         }
         drop(proving);
-        drop(witness);
-        batch.collector.witness_dropped();
         let result = attempt.map_err(|a| match a {
             // No prover left to take it: the job fails with the first device's error.
             Attempt::DeviceLost(source) => JobError::Prove { job: id, prover: prover.name(), source },
             Attempt::Failed(e) => e,
         });
         batch.send(JobOutcome { job: id, index, result, timings });
+        // Freed after the result is out: returning a witness's pages (half a GiB at 2^24) to
+        // the system takes tens of milliseconds the caller need not wait for.
+        drop(witness);
+        batch.collector.witness_dropped();
         if device_lost {
             break;
         }

@@ -12,9 +12,10 @@
 //! evaluated there straight from a recorded shape); the H step runs on the device with the
 //! uploads overlapped ([`GpuDomain::h_step_from_host`]) and leaves h on the device, where the
 //! H MSM reads it. Each query's scalars (L: aux; A: inputs then A's dense aux; B: B's dense
-//! inputs then dense aux) are gathered into page-locked buffers in the memory phase; in the
-//! compute phase L's and A's go up on the copy stream into b and c (free after the H step)
-//! while the H MSM runs, so no upload makes the host wait. Each is split into 0 / 1 / other
+//! inputs then dense aux) are gathered into page-locked buffers: B's in the memory phase (B_G2
+//! starts with the compute phase), L's and A's on the host while the H step runs; then they go
+//! up on the copy stream into b and c (free after the H step) while the H MSM runs, so no
+//! upload makes the host wait. Each is split into 0 / 1 / other
 //! on the device and summed by batch addition plus a tail MSM. B_G2 runs on its own stream
 //! and thread, beside the G1 sums.
 //!
@@ -82,62 +83,51 @@ struct Worker {
     host_scalars: HostScalars,
 }
 
-/// A lane's page-locked scalar buffers, sized once for the parameters' queries (`None` for
-/// an empty query: the driver cannot page-lock zero bytes).
+/// A lane's page-locked scalar buffers, one per query, sized once for the parameters.
 struct HostScalars {
-    aux: Option<PinnedHostSlice<u64>>,
-    a: Option<PinnedHostSlice<u64>>,
-    b: Option<PinnedHostSlice<u64>>,
-}
-
-/// Which of a proof's scalar vectors (see [`HostScalars`]).
-#[derive(Debug, Clone, Copy)]
-enum Query {
     /// L's: every aux value.
-    Aux,
+    aux: Staged,
     /// A's: the inputs, then A's dense aux.
-    A,
+    a: Staged,
     /// B's (G1 and G2): B's dense inputs, then B's dense aux.
-    B,
+    b: Staged,
 }
 
 impl HostScalars {
     /// Not write-combined: the streamed path reads them back on the host.
     fn new(device: &Device, s: &Sizing) -> Result<HostScalars, Groth16Error> {
         let words = <Scalar as DeviceLayout>::WORDS;
-        let pinned = |n: usize| -> Result<_, Groth16Error> {
-            Ok(if n == 0 { None } else { Some(alloc_pinned(device, words * n, false)?) })
+        let staged = |n: usize| -> Result<_, Groth16Error> {
+            Ok(Staged(if n == 0 { None } else { Some(alloc_pinned(device, words * n, false)?) }))
         };
-        Ok(HostScalars { aux: pinned(s.aux)?, a: pinned(s.a)?, b: pinned(s.b)? })
+        Ok(HostScalars { aux: staged(s.aux)?, a: staged(s.a)?, b: staged(s.b)? })
+    }
+}
+
+/// One query's scalars in page-locked memory (`None` for an empty query: the driver cannot
+/// page-lock zero bytes).
+struct Staged(Option<PinnedHostSlice<u64>>);
+
+impl Staged {
+    fn pinned(&self) -> Option<&PinnedHostSlice<u64>> {
+        self.0.as_ref()
     }
 
-    fn pinned(&self, which: Query) -> Option<&PinnedHostSlice<u64>> {
-        match which {
-            Query::Aux => self.aux.as_ref(),
-            Query::A => self.a.as_ref(),
-            Query::B => self.b.as_ref(),
-        }
+    /// The scalars for an MSM context to upload.
+    fn scalars(&self) -> Scalars<'_> {
+        self.pinned().map_or(Scalars::Host(&[]), Scalars::Pinned)
     }
 
-    /// One query's scalars for an MSM context to upload.
-    fn scalars(&self, which: Query) -> Scalars<'_> {
-        self.pinned(which).map_or(Scalars::Host(&[]), Scalars::Pinned)
+    /// The buffer as scalars to write, once the uploads still reading it are done.
+    fn view_mut(&mut self) -> Result<&mut [Scalar], Groth16Error> {
+        let Some(buf) = &mut self.0 else { return Ok(&mut []) };
+        let words = buf.as_mut_slice().map_err(|e| kiln_cuda::CudaError::driver("pinned scalars wait", e))?;
+        Ok(Scalar::from_u64s_mut(words).map_err(kiln_ntt::NttError::from)?)
     }
 
-    /// The three buffers as scalars to write, once the uploads still reading them are done.
-    fn views_mut(&mut self) -> Result<[&mut [Scalar]; 3], Groth16Error> {
-        fn view(buf: &mut Option<PinnedHostSlice<u64>>) -> Result<&mut [Scalar], Groth16Error> {
-            let Some(buf) = buf else { return Ok(&mut []) };
-            let words = buf.as_mut_slice().map_err(|e| kiln_cuda::CudaError::driver("pinned scalars wait", e))?;
-            Ok(Scalar::from_u64s_mut(words).map_err(kiln_ntt::NttError::from)?)
-        }
-        let HostScalars { aux, a, b } = self;
-        Ok([view(aux)?, view(a)?, view(b)?])
-    }
-
-    /// One buffer as scalars to read (the streamed SRS path sums them in host-sized chunks).
-    fn view(&self, which: Query) -> Result<&[Scalar], Groth16Error> {
-        let Some(buf) = self.pinned(which) else { return Ok(&[]) };
+    /// The buffer as scalars to read (the streamed SRS path sums them in host-sized chunks).
+    fn view(&self) -> Result<&[Scalar], Groth16Error> {
+        let Some(buf) = self.pinned() else { return Ok(&[]) };
         let words = buf.as_slice().map_err(|e| kiln_cuda::CudaError::driver("pinned scalars wait", e))?;
         Ok(Scalar::from_u64s_ref(words).map_err(kiln_ntt::NttError::from)?)
     }

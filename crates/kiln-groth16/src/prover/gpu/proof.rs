@@ -14,7 +14,7 @@ use kiln_msm::gpu::{GpuBases, MsmContext, Scalars};
 use rayon::prelude::*;
 
 use super::job::{Abc, Job, gather_into};
-use super::{GpuProver, HostScalars, Query, Worker, panicked};
+use super::{GpuProver, HostScalars, Staged, Worker, panicked};
 use crate::error::Groth16Error;
 use crate::prover::{Sums, Timings, timed};
 
@@ -83,11 +83,10 @@ fn split_g1(ctx: &mut MsmContext, bases: &GpuBases, scalars: Scalars<'_>) -> Res
 /// the copy waits for the launches that used `dev` before.
 fn park<'a>(
     copy: &Arc<CudaStream>,
-    host: &'a HostScalars,
-    which: Query,
+    staged: &'a Staged,
     dev: &'a mut DeviceBuf<u64>,
 ) -> Result<Scalars<'a>, Groth16Error> {
-    let Some(host) = host.pinned(which).filter(|h| h.len() <= dev.len()) else { return Ok(host.scalars(which)) };
+    let Some(host) = staged.pinned().filter(|h| h.len() <= dev.len()) else { return Ok(staged.scalars()) };
     copy.memcpy_htod(host, &mut dev.slice_mut(0..host.len()))
         .map_err(|e| kiln_cuda::CudaError::driver("cuMemcpyHtoDAsync(scalars into a free vector)", e))?;
     let dev: &'a DeviceBuf<u64> = dev;
@@ -139,12 +138,10 @@ impl GpuProver {
             for dst in [a, b, c] {
                 dst[m..].par_chunks_mut(PIECE).for_each(|d| d.fill(Scalar::ZERO));
             }
-            let d = &job.dense;
-            let [aux, a_scalars, b_scalars] = host_scalars.views_mut()?;
-            gather_into(aux, std::iter::empty(), job.aux, None, "aux scalars (L)")?;
-            gather_into(a_scalars, job.input.iter().copied(), job.aux, Some(&d.a_aux), "A scalars")?;
-            let b_inputs = d.b_input.iter().map(|&i| job.input[i as usize]);
-            gather_into(b_scalars, b_inputs, job.aux, Some(&d.b_aux), "B scalars")?;
+            // B's scalars now: B_G2 starts with the compute phase. L's and A's are gathered
+            // while the H step runs (below).
+            let b_inputs = job.dense.b_input.iter().map(|&i| job.input[i as usize]);
+            gather_into(host_scalars.b.view_mut()?, b_inputs, job.aux, Some(&job.dense.b_aux), "B scalars")?;
             Ok(())
         })?;
         let compute = memory.into_compute()?;
@@ -162,7 +159,8 @@ impl GpuProver {
         let g1_cap = g1.capacity();
         let g2_cap = g2.capacity();
 
-        let host_scalars: &HostScalars = host_scalars;
+        let HostScalars { aux: aux_staged, a: a_staged, b: b_staged } = host_scalars;
+        let b_staged: &Staged = b_staged;
         std::thread::scope(|sc| -> Result<Sums, Groth16Error> {
             // B_G2 on its own stream and thread, beside everything below. B's page-locked
             // scalars are uploaded by both contexts (G1 and G2); the buffer is rewritten only
@@ -170,17 +168,28 @@ impl GpuProver {
             let g2_job = sc.spawn(move || -> Result<(G2Projective, Duration), Groth16Error> {
                 let start = Instant::now();
                 let sum = match (srs, g2_chunk) {
-                    (Some(_), _) if host_scalars.pinned(Query::B).is_none() => G2Projective::identity(),
+                    (Some(_), _) if b_staged.pinned().is_none() => G2Projective::identity(),
                     (Some(srs), _) => {
-                        let split = g2.split(host_scalars.scalars(Query::B))?;
+                        let split = g2.split(b_staged.scalars())?;
                         g2.msm_g2_split(&srs.b_g2, &split)?
                     }
-                    (None, Some(chunk)) => streamed_g2(g2, chunk, g2_cap, &p.b_g2, host_scalars.view(Query::B)?)?,
+                    (None, Some(chunk)) => streamed_g2(g2, chunk, g2_cap, &p.b_g2, b_staged.view()?)?,
                     (None, None) => unreachable!("a streamed worker has chunk buffers"),
                 };
                 Ok((sum, start.elapsed()))
             });
 
+            // L's and A's scalars (most of the host's copying) are gathered on the host while
+            // the H step runs on the device: nothing reads them before it is done. Their time
+            // counts as preparation, though it overlaps the device's work.
+            let gather = sc.spawn(move || -> Result<(&Staged, &Staged, Duration), Groth16Error> {
+                let start = Instant::now();
+                let d = &job.dense;
+                gather_into(aux_staged.view_mut()?, std::iter::empty(), job.aux, None, "aux scalars (L)")?;
+                gather_into(a_staged.view_mut()?, job.input.iter().copied(), job.aux, Some(&d.a_aux), "A scalars")?;
+                let (aux_staged, a_staged): (&Staged, &Staged) = (aux_staged, a_staged);
+                Ok((aux_staged, a_staged, start.elapsed()))
+            });
             let [a_dev, b_dev, c_dev] = abc;
             timed(&mut t.h_poly, || -> Result<(), Groth16Error> {
                 let [ha, hb, hc] = &*host_abc;
@@ -188,20 +197,22 @@ impl GpuProver {
                 check_stream(stream)?;
                 Ok(())
             })?;
+            let (aux_staged, a_staged, gathered) = gather.join().unwrap_or_else(|e| Err(panicked(e)))?;
+            t.prepare += gathered;
             let mut g1_chunk = g1_chunk;
             let (h_sum, l_sum, a_scalars) = timed(&mut t.msm_h_l, || -> Result<_, Groth16Error> {
                 match (srs, g1_chunk.as_deref_mut()) {
                     (Some(srs), _) => {
                         // L's and A's scalars go up on the copy stream into b and c (free once
                         // the H step is done) while the H MSM runs on h in a.
-                        let l_scalars = park(copy, host_scalars, Query::Aux, b_dev)?;
-                        let a_scalars = park(copy, host_scalars, Query::A, c_dev)?;
+                        let l_scalars = park(copy, aux_staged, b_dev)?;
+                        let a_scalars = park(copy, a_staged, c_dev)?;
                         let h = g1.msm_g1(&srs.h, Scalars::Device(a_dev, n - 1))?;
                         Ok((h, split_g1(g1, &srs.l, l_scalars)?, Some(a_scalars)))
                     }
                     (None, Some(chunk)) => {
                         let h = streamed_g1(g1, chunk, g1_cap, &p.h, Source::Device(a_dev))?;
-                        let aux = host_scalars.view(Query::Aux)?;
+                        let aux = aux_staged.view()?;
                         let l = streamed_g1(g1, chunk, g1_cap, &p.l, Source::Host(aux))?;
                         Ok((h, l, None))
                     }
@@ -211,11 +222,11 @@ impl GpuProver {
             let (a_sum, b1_sum) = timed(&mut t.msm_a_b_g1, || -> Result<_, Groth16Error> {
                 match (srs, g1_chunk, a_scalars) {
                     (Some(srs), _, Some(a_scalars)) => {
-                        Ok((split_g1(g1, &srs.a, a_scalars)?, split_g1(g1, &srs.b_g1, host_scalars.scalars(Query::B))?))
+                        Ok((split_g1(g1, &srs.a, a_scalars)?, split_g1(g1, &srs.b_g1, b_staged.scalars())?))
                     }
                     (None, Some(chunk), _) => Ok((
-                        streamed_g1(g1, chunk, g1_cap, &p.a, Source::Host(host_scalars.view(Query::A)?))?,
-                        streamed_g1(g1, chunk, g1_cap, &p.b_g1, Source::Host(host_scalars.view(Query::B)?))?,
+                        streamed_g1(g1, chunk, g1_cap, &p.a, Source::Host(a_staged.view()?))?,
+                        streamed_g1(g1, chunk, g1_cap, &p.b_g1, Source::Host(b_staged.view()?))?,
                     )),
                     _ => unreachable!("resident: A's scalars parked; streamed: chunk buffers"),
                 }
