@@ -15,9 +15,8 @@
 //! inputs then dense aux) are gathered into page-locked buffers: B's in the memory phase (B_G2
 //! starts with the compute phase), L's and A's on the host while the H step runs; then they go
 //! up on the copy stream into b and c (free after the H step) while the H MSM runs, so no
-//! upload makes the host wait. Each is split into 0 / 1 / other
-//! on the device and summed by batch addition plus a tail MSM. B_G2 runs on its own stream
-//! and thread, beside the G1 sums.
+//! upload makes the host wait. Each is split into 0 / 1 / other on the device and summed by
+//! batch addition plus a tail MSM. B_G2 runs on its own stream and thread, beside the G1 sums.
 //!
 //! Files: [`options`] (what a user sets), [`job`] (one proof's inputs), [`proof`] (one
 //! proof on one lane); this file builds the prover and spreads a batch over its lanes.
