@@ -160,12 +160,39 @@ pub struct BenchArgs {
     /// (docs/PERF.md: 1 thread gave 1.3x the proofs a minute of 10 at porep 2^24, 4 workers).
     #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=256))]
     witness_threads: Option<usize>,
+    /// Write the verifying key (`DIR/vk`, bellperson's `VerifyingKey` layout) and the first
+    /// round's proofs (`DIR/proofs`, 192 bytes each, proof i for seed + i, as `kiln prove`
+    /// writes them) into the existing folder DIR, for a check by another verifier (bellperson's:
+    /// `cargo run -p kiln-groth16 --example bellperson_verify`). Both files appear complete or
+    /// not at all.
+    #[arg(long, value_name = "DIR")]
+    save_proofs: Option<PathBuf>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
 }
 
 impl BenchArgs {
+    /// Refuses a `--save-proofs` that is not a folder before any work (a 2^27 run would
+    /// otherwise fail only at its end).
+    fn check_save_dir(&self) -> Result<(), CliError> {
+        match &self.save_proofs {
+            Some(dir) if !dir.is_dir() => Err(CliError::Unsupported(format!(
+                "--save-proofs {}: not an existing folder (create it first)",
+                dir.display()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Writes `vk` and `proofs` into the `--save-proofs` folder, if one was given.
+    fn save_proofs(&self, vk: &kiln_groth16::VerifyingKey, proofs: &[Proof]) -> Result<(), CliError> {
+        let Some(dir) = &self.save_proofs else { return Ok(()) };
+        write_atomic(&dir.join("vk"), &[], |w| vk.write(w))?;
+        write_atomic(&dir.join("proofs"), &[], |w| proofs.iter().try_for_each(|p| w.write_all(&p.to_bytes())))?;
+        Ok(())
+    }
+
     /// Circuit `c`'s witness through `shape`, the way `--generic-witness` says.
     fn witness(&self, c: Builtin, shape: &Shape) -> Result<Witness, Groth16Error> {
         if self.generic_witness { shape.witness(c) } else { c.witness(shape) }
@@ -504,6 +531,7 @@ struct RunReport {
 }
 
 fn run_bench(args: &BenchArgs) -> Result<RunReport, CliError> {
+    args.check_save_dir()?;
     let c = args.circuit.circuit();
     // The circuit's constraint matrices are recorded once, like the parameters: per proof,
     // synthesis is then witness generation and sparse products. A GPU setup reads them too.
@@ -533,6 +561,7 @@ fn run_bench(args: &BenchArgs) -> Result<RunReport, CliError> {
     let start = Instant::now();
     let pvk = PreparedVerifyingKey::new(&params.vk);
     let verified = kiln_groth16::verify_proof(&pvk, &proof, &c.public_inputs())?;
+    args.save_proofs(&params.vk, &[proof])?;
     Ok(RunReport {
         record_ms: ms(record),
         peak_rss: peak_rss(),
@@ -605,6 +634,7 @@ pub fn demo(args: &BenchArgs) -> CmdResult {
 /// prover and its VRAM plan made once); every proof verified.
 fn bench_partitions(args: &BenchArgs) -> CmdResult {
     args.backend.check_devices()?;
+    args.check_save_dir()?;
     let c = &args.circuit;
     let record = Instant::now();
     let shape = std::sync::Arc::new(kiln_groth16::Shape::record(c.circuit())?);
@@ -612,7 +642,7 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
     let gpu = args.backend.on.gpu(args.json)?;
     let (params, cached, setup) = cached_params(c.circuit(), c.log_size, args.json, gpu.as_ref(), &shape)?;
     let params = std::sync::Arc::new(params);
-    let provers = args.backend.provers(params, args.json)?;
+    let provers = args.backend.provers(params.clone(), args.json)?;
     let prover = provers[0].clone();
     let backend = provers.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ");
     let lanes: usize = provers.iter().map(|p| p.lanes()).sum();
@@ -664,6 +694,9 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
         let report = scheduler.run(shape.clone(), jobs)?;
         let m = report.metrics.clone();
         let proofs = report.into_proofs()?;
+        if round == 1 {
+            args.save_proofs(&params.vk, &proofs)?;
+        }
         if args.json {
             let out = json!({
                 "circuit": c.circuit.to_string(),

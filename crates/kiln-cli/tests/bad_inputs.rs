@@ -208,6 +208,40 @@ fn bench_partitions_go_through_the_orchestrator() {
     }
 }
 
+/// `bench --save-proofs DIR` writes the verifying key and the proofs (proof i for seed + i)
+/// for another verifier, on the single-proof path and through the orchestrator; a DIR that is
+/// not a folder is refused before any work.
+#[test]
+fn bench_saves_its_proofs_for_another_verifier() {
+    use kiln_groth16::circuits::{Builtin, Kind};
+    use kiln_groth16::{Proof, VerifyingKey, verify};
+
+    let dir = Scratch::new("saved");
+    let missing = dir.path("missing");
+    let o = kiln_run(
+        &[&["bench", "--backend", "cpu", "--repeat", "1", "--save-proofs", s(&missing)][..], &CIRCUIT].concat(),
+    );
+    expect_error(&o, &["--save-proofs", "not an existing folder"]);
+    assert!(!missing.exists());
+    for (partitions, count) in [("0", 1), ("3", 3)] {
+        let out = dir.path(&format!("partitions-{partitions}"));
+        std::fs::create_dir(&out).unwrap();
+        let args = ["bench", "--backend", "cpu", "--repeat", "1", "--seed", "7", "--partitions", partitions];
+        let o = kiln_run(&[&args[..], &CIRCUIT, &["--save-proofs", s(&out)]].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+        let vk = VerifyingKey::from_bytes(&std::fs::read(out.join("vk")).unwrap()).expect("a verifying key");
+        let proofs = Proof::read_many(&std::fs::read(out.join("proofs")).unwrap(), count).expect("the proofs");
+        for (i, proof) in proofs.iter().enumerate() {
+            let inputs = |seed: u64| Builtin::new(Kind::Mimc, 1 << 4, seed).public_inputs();
+            assert!(verify(&vk, proof, &inputs(7 + i as u64)).unwrap(), "--partitions {partitions}: proof {i}");
+            assert!(
+                !verify(&vk, proof, &inputs(8 + i as u64)).unwrap(),
+                "--partitions {partitions}: proof {i}, seed + 1"
+            );
+        }
+    }
+}
+
 /// Item 4: proofs are made in batches and streamed to the output: more proofs than one
 /// batch come out in order (proof i for seed + i) and verify.
 #[test]

@@ -76,8 +76,8 @@ pub trait Prover: Sync {
     }
 
     /// Time since it was built during which its device was working on a proof: at least one
-    /// lane in its compute phase (kernels and copies on the lane's streams; the host's
-    /// preparation of the inputs not counted). `None` for a prover without a device. A
+    /// lane's thread waiting on its kernels and copies (the host's preparation of the inputs
+    /// not counted). `None` for a prover without a device. A
     /// counter: the busy fraction of a span of time is the difference of two readings over
     /// the span's length.
     fn device_busy(&self) -> Option<Duration> {

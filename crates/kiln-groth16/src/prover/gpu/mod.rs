@@ -8,15 +8,15 @@
 //! contexts and pinned host buffers. After that, proving makes no allocation, free, trim or
 //! device-wide synchronisation: only copies, launches and waits on the worker's own streams.
 //!
-//! One proof on a worker ([`proof`]): a, b, c land in pinned host buffers (copied, or
-//! evaluated there straight from a recorded shape); the H step runs on the device with the
-//! uploads overlapped ([`GpuDomain::h_step_from_host`]) and leaves h on the device, where the
-//! H MSM reads it. Each query's scalars (L: aux; A: inputs then A's dense aux; B: B's dense
-//! inputs then dense aux) are gathered into page-locked buffers: B's in the memory phase (B_G2
-//! starts with the compute phase), L's and A's on the host while the H step runs; then they go
-//! up on the copy stream into b and c (free after the H step) while the H MSM runs, so no
-//! upload makes the host wait. Each is split into 0 / 1 / other on the device and summed by
-//! batch addition plus a tail MSM. B_G2 runs on its own stream and thread, beside the G1 sums.
+//! One proof on a worker ([`proof`]): each query's scalars (L: aux; A: inputs then A's dense
+//! aux; B: B's dense inputs then dense aux) are gathered into page-locked buffers of the lane
+//! (the memory phase). The sums over the witness come first, since they need nothing else:
+//! L's and A's scalars go up on the copy stream into the b and c vectors (free until the H
+//! step) while B_G1's sum runs, each split into 0 / 1 / other on the device and summed by
+//! batch addition plus a tail MSM; B_G2 runs on its own stream and thread beside them. Meanwhile
+//! the host evaluates a, b, c into pinned buffers (straight from a recorded shape); then the H
+//! step runs on the device with the uploads overlapped ([`GpuDomain::h_step_from_host`]) and
+//! leaves h on the device, where the H MSM reads it. No upload makes the host wait.
 //!
 //! Files: [`options`] (what a user sets), [`job`] (one proof's inputs), [`proof`] (one
 //! proof on one lane); this file builds the prover and spreads a batch over its lanes.
@@ -193,7 +193,7 @@ pub struct GpuProver {
     callers: AtomicUsize,
     /// [`GpuOptions::fail_launch_on_input`].
     fail_launch_on_input: Option<Scalar>,
-    /// Time at least one lane was in its compute phase ([`Prover::device_busy`]).
+    /// Time at least one lane's thread waited on its kernels and copies ([`Prover::device_busy`]).
     busy: BusyClock,
 }
 

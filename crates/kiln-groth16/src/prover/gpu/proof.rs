@@ -1,4 +1,5 @@
-//! One proof on one lane: host preparation, the H step, the sums.
+//! One proof on one lane: the query scalars staged, the sums over the witness beside the
+//! host's a, b, c, then the H step and the H MSM.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -6,7 +7,7 @@ use std::time::{Duration, Instant};
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
 use group::Group;
-use kiln_cuda::cudarc::driver::{CudaSlice, CudaStream};
+use kiln_cuda::cudarc::driver::{CudaSlice, CudaStream, PinnedHostSlice};
 use kiln_cuda::{DeviceBuf, check_stream};
 use kiln_field::DeviceLayout;
 use kiln_lock::WorkerId;
@@ -93,9 +94,58 @@ fn park<'a>(
     Ok(Scalars::Device(dev, host.len() / <Scalar as DeviceLayout>::WORDS))
 }
 
+/// One proof's a, b, c into the lane's pinned buffers (zero beyond the constraints): copied
+/// from evaluated vectors, or evaluated there straight from a recorded shape.
+fn fill_abc(job: &Job<'_>, host_abc: &mut [PinnedHostSlice<u64>; 3]) -> Result<(), Groth16Error> {
+    let mut views = Vec::with_capacity(3);
+    for host in host_abc.iter_mut() {
+        let words = host.as_mut_slice().map_err(|e| kiln_cuda::CudaError::driver("pinned buffer wait", e))?;
+        views.push(Scalar::from_u64s_mut(words).map_err(kiln_ntt::NttError::from)?);
+    }
+    let [a, b, c]: [&mut [Scalar]; 3] = views.try_into().unwrap_or_else(|_| unreachable!("three buffers"));
+    const PIECE: usize = 1 << 13;
+    let m = match job.abc {
+        Abc::Vectors(va, vb, vc) => {
+            for (dst, src) in [(&mut *a, va), (&mut *b, vb), (&mut *c, vc)] {
+                dst[..src.len()]
+                    .par_chunks_mut(PIECE)
+                    .zip(src.par_chunks(PIECE))
+                    .for_each(|(d, s)| d.copy_from_slice(s));
+            }
+            va.len()
+        }
+        Abc::Recorded(shape) => {
+            let m = shape.num_constraints();
+            shape.evaluate_into(job.input, job.aux, &mut a[..m], &mut b[..m], &mut c[..m])?;
+            m
+        }
+    };
+    for dst in [a, b, c] {
+        dst[m..].par_chunks_mut(PIECE).for_each(|d| d.fill(Scalar::ZERO));
+    }
+    Ok(())
+}
+
+/// The scalars of the L, A and B queries into their page-locked buffers, as the queries hold
+/// their bases: L's every aux value; A's all inputs then A's dense aux; B's B's dense inputs
+/// then B's dense aux.
+fn stage_query_scalars(job: &Job<'_>, staged: &mut HostScalars) -> Result<(), Groth16Error> {
+    let HostScalars { aux, a, b } = staged;
+    let d = &job.dense;
+    gather_into(aux.view_mut()?, std::iter::empty(), job.aux, None, "aux scalars (L)")?;
+    gather_into(a.view_mut()?, job.input.iter().copied(), job.aux, Some(&d.a_aux), "A scalars")?;
+    let b_inputs = d.b_input.iter().map(|&i| job.input[i as usize]);
+    gather_into(b.view_mut()?, b_inputs, job.aux, Some(&d.b_aux), "B scalars")
+}
+
 impl GpuProver {
     /// The sums of one circuit, on the lane the policy hands to caller `worker` (one id per
     /// proving thread: [`GpuProver::caller`]).
+    ///
+    /// Order: the sums over the witness (L, A, B_G1, and B_G2 on its own stream) need only
+    /// its scalars, so the device starts on them while the host evaluates a, b, c; then the
+    /// H step and the H MSM. (a, b, c first kept the device idle for each proof's evaluation,
+    /// and at a batch's start for the first one's.)
     pub(super) fn sums_on(&self, worker: WorkerId, job: &Job<'_>, t: &mut Timings) -> Result<Sums, Groth16Error> {
         let state = self.state();
         // The policy hands out a lane (an arena, its buffers and streams), held from the
@@ -108,45 +158,8 @@ impl GpuProver {
         let p = &*self.params;
         let n = self.sizing.n;
 
-        // Host preparation: a, b, c into the pinned buffers (zero beyond the constraints), and
-        // the scalars of the L, A and B queries into theirs (L: aux; A: all inputs then A's
-        // dense aux; B: B's dense inputs then B's dense aux, as the queries hold their bases).
-        timed(&mut t.prepare, || -> Result<_, Groth16Error> {
-            let mut views = Vec::with_capacity(3);
-            for host in host_abc.iter_mut() {
-                let words = host.as_mut_slice().map_err(|e| kiln_cuda::CudaError::driver("pinned buffer wait", e))?;
-                views.push(Scalar::from_u64s_mut(words).map_err(kiln_ntt::NttError::from)?);
-            }
-            let [a, b, c]: [&mut [Scalar]; 3] = views.try_into().unwrap_or_else(|_| unreachable!("three buffers"));
-            const PIECE: usize = 1 << 13;
-            let m = match job.abc {
-                Abc::Vectors(va, vb, vc) => {
-                    for (dst, src) in [(&mut *a, va), (&mut *b, vb), (&mut *c, vc)] {
-                        dst[..src.len()]
-                            .par_chunks_mut(PIECE)
-                            .zip(src.par_chunks(PIECE))
-                            .for_each(|(d, s)| d.copy_from_slice(s));
-                    }
-                    va.len()
-                }
-                Abc::Recorded(shape) => {
-                    let m = shape.num_constraints();
-                    shape.evaluate_into(job.input, job.aux, &mut a[..m], &mut b[..m], &mut c[..m])?;
-                    m
-                }
-            };
-            for dst in [a, b, c] {
-                dst[m..].par_chunks_mut(PIECE).for_each(|d| d.fill(Scalar::ZERO));
-            }
-            // B's scalars now: B_G2 starts with the compute phase. L's and A's are gathered
-            // while the H step runs (below).
-            let b_inputs = job.dense.b_input.iter().map(|&i| job.input[i as usize]);
-            gather_into(host_scalars.b.view_mut()?, b_inputs, job.aux, Some(&job.dense.b_aux), "B scalars")?;
-            Ok(())
-        })?;
+        timed(&mut t.prepare, || stage_query_scalars(job, host_scalars))?;
         let compute = memory.into_compute()?;
-        // The device's busy time: from here to the last sum (the lane's kernels and copies).
-        let _busy = self.busy.enter();
         if self.fail_launch_on_input.is_some_and(|x| job.input.get(1) == Some(&x)) {
             return Err(super::fault::refused_launch(&self.device, stream));
         }
@@ -158,14 +171,16 @@ impl GpuProver {
         let srs = state.srs.as_ref();
         let g1_cap = g1.capacity();
         let g2_cap = g2.capacity();
-
-        let HostScalars { aux: aux_staged, a: a_staged, b: b_staged } = host_scalars;
-        let b_staged: &Staged = b_staged;
+        // The device's busy time: while a thread of this lane waits on its kernels and copies
+        // (not while it waits for the host's a, b, c).
+        let busy = &self.busy;
+        let HostScalars { aux: l_staged, a: a_staged, b: b_staged } = &*host_scalars;
         std::thread::scope(|sc| -> Result<Sums, Groth16Error> {
             // B_G2 on its own stream and thread, beside everything below. B's page-locked
             // scalars are uploaded by both contexts (G1 and G2); the buffer is rewritten only
             // in the lane's next memory phase, after both sums were read back.
             let g2_job = sc.spawn(move || -> Result<(G2Projective, Duration), Groth16Error> {
+                let _busy = busy.enter();
                 let start = Instant::now();
                 let sum = match (srs, g2_chunk) {
                     (Some(_), _) if b_staged.pinned().is_none() => G2Projective::identity(),
@@ -178,61 +193,79 @@ impl GpuProver {
                 };
                 Ok((sum, start.elapsed()))
             });
-
-            // L's and A's scalars (most of the host's copying) are gathered on the host while
-            // the H step runs on the device: nothing reads them before it is done. Their time
-            // counts as preparation, though it overlaps the device's work.
-            let gather = sc.spawn(move || -> Result<(&Staged, &Staged, Duration), Groth16Error> {
+            // a, b, c on the host (most of a proof's CPU work) while the device sums over the
+            // witness: nothing reads them before the H step. Their time counts as preparation,
+            // though it overlaps the device's work.
+            let abc_job = sc.spawn(move || -> Result<(&[PinnedHostSlice<u64>; 3], Duration), Groth16Error> {
                 let start = Instant::now();
-                let d = &job.dense;
-                gather_into(aux_staged.view_mut()?, std::iter::empty(), job.aux, None, "aux scalars (L)")?;
-                gather_into(a_staged.view_mut()?, job.input.iter().copied(), job.aux, Some(&d.a_aux), "A scalars")?;
-                let (aux_staged, a_staged): (&Staged, &Staged) = (aux_staged, a_staged);
-                Ok((aux_staged, a_staged, start.elapsed()))
+                fill_abc(job, host_abc)?;
+                Ok((host_abc, start.elapsed()))
             });
             let [a_dev, b_dev, c_dev] = abc;
-            timed(&mut t.h_poly, || -> Result<(), Groth16Error> {
-                let [ha, hb, hc] = &*host_abc;
-                state.domain.h_step_from_host(stream, copy, ha, hb, hc, a_dev, b_dev, c_dev)?;
-                check_stream(stream)?;
-                Ok(())
-            })?;
-            let (aux_staged, a_staged, gathered) = gather.join().unwrap_or_else(|e| Err(panicked(e)))?;
-            t.prepare += gathered;
             let mut g1_chunk = g1_chunk;
-            let (h_sum, l_sum, a_scalars) = timed(&mut t.msm_h_l, || -> Result<_, Groth16Error> {
+            // Each sum's time, for the debug log (the phases add them up in pairs).
+            let (mut l_time, mut a_time, mut b1_time, mut h_step_time, mut h_time) = Default::default();
+            let (l_sum, a_sum, b1_sum) = {
+                let _busy = busy.enter();
                 match (srs, g1_chunk.as_deref_mut()) {
                     (Some(srs), _) => {
-                        // L's and A's scalars go up on the copy stream into b and c (free once
-                        // the H step is done) while the H MSM runs on h in a.
-                        let l_scalars = park(copy, aux_staged, b_dev)?;
+                        // L's and A's scalars go up on the copy stream into b and c (free until
+                        // the H step) while B_G1's sum runs.
+                        let l_scalars = park(copy, l_staged, b_dev)?;
                         let a_scalars = park(copy, a_staged, c_dev)?;
-                        let h = g1.msm_g1(&srs.h, Scalars::Device(a_dev, n - 1))?;
-                        Ok((h, split_g1(g1, &srs.l, l_scalars)?, Some(a_scalars)))
+                        let b1 = timed(&mut b1_time, || split_g1(g1, &srs.b_g1, b_staged.scalars()))?;
+                        let l = timed(&mut l_time, || split_g1(g1, &srs.l, l_scalars))?;
+                        let a = timed(&mut a_time, || split_g1(g1, &srs.a, a_scalars))?;
+                        (l, a, b1)
                     }
                     (None, Some(chunk)) => {
-                        let h = streamed_g1(g1, chunk, g1_cap, &p.h, Source::Device(a_dev))?;
-                        let aux = aux_staged.view()?;
-                        let l = streamed_g1(g1, chunk, g1_cap, &p.l, Source::Host(aux))?;
-                        Ok((h, l, None))
+                        let l = timed(&mut l_time, || {
+                            streamed_g1(g1, chunk, g1_cap, &p.l, Source::Host(l_staged.view()?))
+                        })?;
+                        let a = timed(&mut a_time, || {
+                            streamed_g1(g1, chunk, g1_cap, &p.a, Source::Host(a_staged.view()?))
+                        })?;
+                        let b1 = timed(&mut b1_time, || {
+                            streamed_g1(g1, chunk, g1_cap, &p.b_g1, Source::Host(b_staged.view()?))
+                        })?;
+                        (l, a, b1)
                     }
                     (None, None) => unreachable!("a streamed worker has chunk buffers"),
                 }
-            })?;
-            let (a_sum, b1_sum) = timed(&mut t.msm_a_b_g1, || -> Result<_, Groth16Error> {
-                match (srs, g1_chunk, a_scalars) {
-                    (Some(srs), _, Some(a_scalars)) => {
-                        Ok((split_g1(g1, &srs.a, a_scalars)?, split_g1(g1, &srs.b_g1, b_staged.scalars())?))
-                    }
-                    (None, Some(chunk), _) => Ok((
-                        streamed_g1(g1, chunk, g1_cap, &p.a, Source::Host(a_staged.view()?))?,
-                        streamed_g1(g1, chunk, g1_cap, &p.b_g1, Source::Host(b_staged.view()?))?,
-                    )),
-                    _ => unreachable!("resident: A's scalars parked; streamed: chunk buffers"),
-                }
-            })?;
+            };
+            let (host_abc, evaluated) = abc_job.join().unwrap_or_else(|e| Err(panicked(e)))?;
+            t.prepare += evaluated;
+            let h_sum = {
+                let _busy = busy.enter();
+                timed(&mut h_step_time, || -> Result<(), Groth16Error> {
+                    let [ha, hb, hc] = host_abc;
+                    state.domain.h_step_from_host(stream, copy, ha, hb, hc, a_dev, b_dev, c_dev)?;
+                    check_stream(stream)?;
+                    Ok(())
+                })?;
+                timed(&mut h_time, || match (srs, g1_chunk) {
+                    (Some(srs), _) => Ok(g1.msm_g1(&srs.h, Scalars::Device(a_dev, n - 1))?),
+                    (None, Some(chunk)) => streamed_g1(g1, chunk, g1_cap, &p.h, Source::Device(a_dev)),
+                    (None, None) => unreachable!("a streamed worker has chunk buffers"),
+                })?
+            };
             let (b2_sum, g2_time) = g2_job.join().unwrap_or_else(|e| Err(panicked(e)))?;
+            t.h_poly += h_step_time;
+            t.msm_h_l += h_time + l_time;
+            t.msm_a_b_g1 += a_time + b1_time;
             t.msm_b_g2 += g2_time;
+            let ms = |d: Duration| d.as_secs_f64() * 1e3;
+            tracing::debug!(
+                lane,
+                l_ms = ms(l_time),
+                a_ms = ms(a_time),
+                b_g1_ms = ms(b1_time),
+                b_g2_ms = ms(g2_time),
+                abc_ms = ms(evaluated),
+                h_step_ms = ms(h_step_time),
+                h_ms = ms(h_time),
+                "one proof's sums"
+            );
             drop(compute);
             Ok(Sums { a: a_sum, b_g1: b1_sum, b_g2: b2_sum, h: h_sum, l: l_sum })
         })
