@@ -9,14 +9,15 @@
 //! device-wide synchronisation: only copies, launches and waits on the worker's own streams.
 //!
 //! One proof on a worker ([`proof`]): each query's scalars (L: aux; A: inputs then A's dense
-//! aux; B: B's dense inputs then dense aux) are gathered into page-locked buffers of the lane
-//! (the memory phase). The sums over the witness come first, since they need nothing else:
-//! L's and A's scalars go up on the copy stream into the b and c vectors (free until the H
-//! step) while B_G1's sum runs, each split into 0 / 1 / other on the device and summed by
-//! batch addition plus a tail MSM; B_G2 runs on its own stream and thread beside them. Meanwhile
-//! the host evaluates a, b, c into pinned buffers (straight from a recorded shape); then the H
-//! step runs on the device with the uploads overlapped ([`GpuDomain::h_step_from_host`]) and
-//! leaves h on the device, where the H MSM reads it. No upload makes the host wait.
+//! aux; B: B's dense inputs then dense aux) are gathered into page-locked buffers of the lane.
+//! The sums over the witness come first, since they need nothing else: B's scalars are staged
+//! in the memory phase and B_G1 and B_G2 (on its own stream and thread) start the compute
+//! phase while the host stages L's and A's; those go up on the copy stream into the b and c
+//! vectors (free until the H step) and are summed while the host evaluates a, b, c into
+//! pinned buffers (straight from a recorded shape). Each query is split into 0 / 1 / other on
+//! the device and summed by batch addition plus a tail MSM. Then the H step runs with the
+//! uploads overlapped ([`GpuDomain::h_step_from_host`]) and leaves h on the device, where the
+//! H MSM reads it. No upload makes the host wait.
 //!
 //! Files: [`options`] (what a user sets), [`job`] (one proof's inputs), [`proof`] (one
 //! proof on one lane); this file builds the prover and spreads a batch over its lanes.
@@ -76,8 +77,8 @@ struct Worker {
     g2: MsmContext,
     /// Chunk buffers of the streamed SRS (G1, G2); `None` when resident.
     chunks: Option<(GpuBases, GpuBases)>,
-    /// The current proof's L (aux), A and B scalars in page-locked memory, gathered there in
-    /// the memory phase, so the compute phase uploads them without the host waiting: from
+    /// The current proof's L (aux), A and B scalars in page-locked memory (B's gathered there
+    /// in the memory phase, L's and A's beside B's sums), so the uploads need no host wait: from
     /// pageable memory every upload waited for the stream and was staged through the driver.
     host_scalars: HostScalars,
 }

@@ -126,26 +126,31 @@ fn fill_abc(job: &Job<'_>, host_abc: &mut [PinnedHostSlice<u64>; 3]) -> Result<(
     Ok(())
 }
 
-/// The scalars of the L, A and B queries into their page-locked buffers, as the queries hold
-/// their bases: L's every aux value; A's all inputs then A's dense aux; B's B's dense inputs
-/// then B's dense aux.
-fn stage_query_scalars(job: &Job<'_>, staged: &mut HostScalars) -> Result<(), Groth16Error> {
-    let HostScalars { aux, a, b } = staged;
+/// B's scalars into their page-locked buffer, as the query holds its bases: B's dense inputs,
+/// then B's dense aux (the memory phase: B_G1 and B_G2 start the compute phase).
+fn stage_b(job: &Job<'_>, b: &mut Staged) -> Result<(), Groth16Error> {
     let d = &job.dense;
-    gather_into(aux.view_mut()?, std::iter::empty(), job.aux, None, "aux scalars (L)")?;
-    gather_into(a.view_mut()?, job.input.iter().copied(), job.aux, Some(&d.a_aux), "A scalars")?;
     let b_inputs = d.b_input.iter().map(|&i| job.input[i as usize]);
     gather_into(b.view_mut()?, b_inputs, job.aux, Some(&d.b_aux), "B scalars")
+}
+
+/// L's scalars (every aux value) and A's (all inputs, then A's dense aux) into their
+/// page-locked buffers.
+fn stage_l_a(job: &Job<'_>, l: &mut Staged, a: &mut Staged) -> Result<(), Groth16Error> {
+    gather_into(l.view_mut()?, std::iter::empty(), job.aux, None, "aux scalars (L)")?;
+    gather_into(a.view_mut()?, job.input.iter().copied(), job.aux, Some(&job.dense.a_aux), "A scalars")
 }
 
 impl GpuProver {
     /// The sums of one circuit, on the lane the policy hands to caller `worker` (one id per
     /// proving thread: [`GpuProver::caller`]).
     ///
-    /// Order: the sums over the witness (L, A, B_G1, and B_G2 on its own stream) need only
-    /// its scalars, so the device starts on them while the host evaluates a, b, c; then the
-    /// H step and the H MSM. (a, b, c first kept the device idle for each proof's evaluation,
-    /// and at a batch's start for the first one's.)
+    /// Order: the sums over the witness need only its scalars, so the device starts on them
+    /// while the host prepares the rest: B's scalars are staged in the memory phase and B_G1
+    /// and B_G2 (its own stream) start the compute phase while the host stages L's and A's;
+    /// their sums follow while the host evaluates a, b, c; then the H step and the H MSM.
+    /// (a, b, c first kept the device idle for each proof's evaluation, and at a batch's start
+    /// for the first one's.)
     pub(super) fn sums_on(&self, worker: WorkerId, job: &Job<'_>, t: &mut Timings) -> Result<Sums, Groth16Error> {
         let state = self.state();
         // The policy hands out a lane (an arena, its buffers and streams), held from the
@@ -158,7 +163,8 @@ impl GpuProver {
         let p = &*self.params;
         let n = self.sizing.n;
 
-        timed(&mut t.prepare, || stage_query_scalars(job, host_scalars))?;
+        let HostScalars { aux: l_staged, a: a_staged, b: b_staged } = host_scalars;
+        timed(&mut t.prepare, || stage_b(job, b_staged))?;
         let compute = memory.into_compute()?;
         if self.fail_launch_on_input.is_some_and(|x| job.input.get(1) == Some(&x)) {
             return Err(super::fault::refused_launch(&self.device, stream));
@@ -174,7 +180,7 @@ impl GpuProver {
         // The device's busy time: while a thread of this lane waits on its kernels and copies
         // (not while it waits for the host's a, b, c).
         let busy = &self.busy;
-        let HostScalars { aux: l_staged, a: a_staged, b: b_staged } = &*host_scalars;
+        let b_staged: &Staged = b_staged;
         std::thread::scope(|sc| -> Result<Sums, Groth16Error> {
             // B_G2 on its own stream and thread, beside everything below. B's page-locked
             // scalars are uploaded by both contexts (G1 and G2); the buffer is rewritten only
@@ -193,11 +199,17 @@ impl GpuProver {
                 };
                 Ok((sum, start.elapsed()))
             });
-            // a, b, c on the host (most of a proof's CPU work) while the device sums over the
-            // witness: nothing reads them before the H step. Their time counts as preparation,
-            // though it overlaps the device's work.
-            let abc_job = sc.spawn(move || -> Result<(&[PinnedHostSlice<u64>; 3], Duration), Groth16Error> {
+            // On the host, beside the device's sums: L's and A's scalars (handed over as soon
+            // as they are staged), then a, b, c (most of a proof's CPU work; nothing reads
+            // them before the H step). Their time counts as preparation, though it overlaps the
+            // device's work.
+            let (staged_tx, staged_rx) = std::sync::mpsc::channel();
+            let host_job = sc.spawn(move || -> Result<(&[PinnedHostSlice<u64>; 3], Duration), Groth16Error> {
                 let start = Instant::now();
+                stage_l_a(job, l_staged, a_staged)?;
+                let (l, a): (&Staged, &Staged) = (l_staged, a_staged);
+                // The receiver is gone only if the sums failed; a, b, c are then unused.
+                let _ = staged_tx.send((l, a));
                 fill_abc(job, host_abc)?;
                 Ok((host_abc, start.elapsed()))
             });
@@ -205,18 +217,31 @@ impl GpuProver {
             let mut g1_chunk = g1_chunk;
             // Each sum's time, for the debug log (the phases add them up in pairs).
             let (mut l_time, mut a_time, mut b1_time, mut h_step_time, mut h_time) = Default::default();
-            let (l_sum, a_sum, b1_sum) = {
+            let b1_sum = {
+                let _busy = busy.enter();
+                timed(&mut b1_time, || match (srs, g1_chunk.as_deref_mut()) {
+                    (Some(srs), _) => split_g1(g1, &srs.b_g1, b_staged.scalars()),
+                    (None, Some(chunk)) => streamed_g1(g1, chunk, g1_cap, &p.b_g1, Source::Host(b_staged.view()?)),
+                    (None, None) => unreachable!("a streamed worker has chunk buffers"),
+                })?
+            };
+            // No L and A scalars: the host thread failed before staging them (its error).
+            let Ok((l_staged, a_staged)) = staged_rx.recv() else {
+                return Err(host_job.join().unwrap_or_else(|e| Err(panicked(e))).err().unwrap_or_else(|| {
+                    unreachable!("the host thread sends the staged scalars before it can succeed")
+                }));
+            };
+            let (l_sum, a_sum) = {
                 let _busy = busy.enter();
                 match (srs, g1_chunk.as_deref_mut()) {
                     (Some(srs), _) => {
                         // L's and A's scalars go up on the copy stream into b and c (free until
-                        // the H step) while B_G1's sum runs.
+                        // the H step): A's copy runs beside L's sum.
                         let l_scalars = park(copy, l_staged, b_dev)?;
                         let a_scalars = park(copy, a_staged, c_dev)?;
-                        let b1 = timed(&mut b1_time, || split_g1(g1, &srs.b_g1, b_staged.scalars()))?;
                         let l = timed(&mut l_time, || split_g1(g1, &srs.l, l_scalars))?;
                         let a = timed(&mut a_time, || split_g1(g1, &srs.a, a_scalars))?;
-                        (l, a, b1)
+                        (l, a)
                     }
                     (None, Some(chunk)) => {
                         let l = timed(&mut l_time, || {
@@ -225,15 +250,12 @@ impl GpuProver {
                         let a = timed(&mut a_time, || {
                             streamed_g1(g1, chunk, g1_cap, &p.a, Source::Host(a_staged.view()?))
                         })?;
-                        let b1 = timed(&mut b1_time, || {
-                            streamed_g1(g1, chunk, g1_cap, &p.b_g1, Source::Host(b_staged.view()?))
-                        })?;
-                        (l, a, b1)
+                        (l, a)
                     }
                     (None, None) => unreachable!("a streamed worker has chunk buffers"),
                 }
             };
-            let (host_abc, evaluated) = abc_job.join().unwrap_or_else(|e| Err(panicked(e)))?;
+            let (host_abc, evaluated) = host_job.join().unwrap_or_else(|e| Err(panicked(e)))?;
             t.prepare += evaluated;
             let h_sum = {
                 let _busy = busy.enter();
