@@ -1,7 +1,8 @@
 //! [`BusyClock`]: how long at least one of several overlapping activities was running.
 //!
-//! A GPU prover's lanes prove side by side; the device is busy while any of them is in its
-//! compute phase, so its busy time is the union of those intervals, not their sum. The same
+//! A GPU prover's lanes prove side by side; the device is busy while a thread of any of them
+//! waits on its kernels and copies, so its busy time is the union of those intervals, not
+//! their sum. The same
 //! clock measures a scheduler's proving stage (busy while any worker proves).
 
 use std::collections::VecDeque;
