@@ -4,7 +4,7 @@
 //! exclusively ([`kiln_lock::ExclusiveGuard`]):
 //! 1. [`measure_free`] drains the device, trims the pool and reads `cuMemGetInfo`;
 //! 2. [`Plan::new`] decides how many workers fit and whether the SRS is resident or
-//!    streamed from pinned host memory (the planned fallback), and prints why;
+//!    streamed from host memory (the planned fallback), and prints why;
 //! 3. [`Vram::provision`] makes one allocation for the SRS (if resident) and one [`Arena`]
 //!    per worker; workers then sub-allocate [`Reservation`]s by offset, with no driver call.
 //!

@@ -35,7 +35,7 @@ pub struct PlanInput {
 pub enum SrsPlacement {
     /// Allocated once on the device and kept there.
     Resident,
-    /// Kept in pinned host memory and streamed through each worker's arena per partition.
+    /// Kept in host memory (the parameters) and streamed through each worker's arena per partition.
     Streamed,
 }
 
@@ -97,7 +97,7 @@ impl Plan {
             (SrsPlacement::Resident, input.worker_bytes, resident_workers)
         } else {
             did_not_fit.push(format!(
-                "resident SRS: SRS {} + one worker {} = {} > usable {}; SRS streamed from pinned host memory instead",
+                "resident SRS: SRS {} + one worker {} = {} > usable {}; SRS streamed from host memory instead",
                 gib(input.srs_bytes),
                 gib(input.worker_bytes),
                 gib(input.srs_bytes.saturating_add(input.worker_bytes)),
@@ -160,7 +160,7 @@ impl fmt::Display for Plan {
         )?;
         match self.srs {
             SrsPlacement::Resident => writeln!(f, "  SRS {}: resident", gib(i.srs_bytes))?,
-            SrsPlacement::Streamed => writeln!(f, "  SRS {}: streamed from pinned host memory", gib(i.srs_bytes))?,
+            SrsPlacement::Streamed => writeln!(f, "  SRS {}: streamed from host memory", gib(i.srs_bytes))?,
         }
         writeln!(
             f,
