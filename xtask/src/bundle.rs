@@ -68,6 +68,11 @@ pub fn gpu_bundle(sh: &Shell, args: &[String]) -> Result {
     for a in cargo_json::artifacts(&tests)? {
         // Keep only binaries that hold ignored (GPU) tests; listing them needs no GPU.
         let Some(exe) = &a.executable else { continue };
+        // bellperson's verifier over saved proofs, for the large runs no test covers.
+        if a.kind() == "example" && a.target.name == "bellperson_verify" {
+            sh.copy_file(exe, format!("{BUNDLE}/bin/bellperson_verify"))?;
+            continue;
+        }
         let listed =
             cmd!(sh, "{exe} --list --ignored --format terse").quiet().ignore_stderr().read().unwrap_or_default();
         let count = listed.lines().filter(|l| l.ends_with(": test")).count();
@@ -106,8 +111,11 @@ pub fn gpu_bundle(sh: &Shell, args: &[String]) -> Result {
         cmd!(sh, "strip {to_strip...}").run()?;
     }
     sh.write_file(format!("{BUNDLE}/run.sh"), RUN_SH)?;
-    sh.copy_file("benches/service.sh", format!("{BUNDLE}/service.sh"))?;
-    cmd!(sh, "chmod +x {BUNDLE}/run.sh {BUNDLE}/service.sh").run()?;
+    for script in ["service.sh", "orchestrator.sh", "partition.sh"] {
+        sh.copy_file(format!("benches/{script}"), format!("{BUNDLE}/{script}"))?;
+        cmd!(sh, "chmod +x {BUNDLE}/{script}").run()?;
+    }
+    cmd!(sh, "chmod +x {BUNDLE}/run.sh").run()?;
     let bytes: u64 = files.iter().map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0)).sum();
     // Every binary embeds every fatbin (~15 MiB), so the folder is large but repetitive: one
     // solid xz stream with a dictionary larger than a binary stores the kernels about once.
@@ -133,12 +141,16 @@ pub fn gpu_bundle(sh: &Shell, args: &[String]) -> Result {
 }
 
 const RUN_SH: &str = r#"#!/usr/bin/env bash
-# kiln GPU bundle. Usage: run.sh test | sanitize | bench | service | sass [dir] | all
+# kiln GPU bundle. Usage: run.sh test | sanitize | bench | service | orchestrator | partition | sass [dir] | all
 #   test      every GPU test (--ignored) with KILN_REQUIRE_GPU=1; stops at the first failing
 #             binary (KILN_KEEP_GOING=1 runs them all and lists the failing ones)
 #   sanitize  the same under compute-sanitizer memcheck, at small sizes (KILN_TEST_SMALL=1)
 #   bench     every benchmark binary
 #   service   kiln serve against the orchestrator on porep 2^22 (service.sh: LOG, N, Q, CJ, OUT)
+#   orchestrator  porep 2^24 x10 at 1..4 workers, then under 24G and 16G budgets
+#             (orchestrator.sh: LOG, N, WORKERS, ROUNDS, BUDGETS, OUT)
+#   partition porep 2^27: ten partitions through the orchestrator, then one alone, memory
+#             sampled, proofs checked by bellperson (partition.sh: LOG, N, WORKERS, RUNS, OUT)
 #   sass      per-kernel registers/stack/shared memory of every fatbin (cuobjdump), and the
 #             SASS of the field/curve bench kernels into sass-field_bench.txt (or $2/...)
 set -u -o pipefail
@@ -191,10 +203,12 @@ case $mode in
               KILN_TEST_SMALL=1 run_tests sanitize "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 99 ;;
     bench) run_benches ;;
     service) bash "$here/service.sh" ;;
+    orchestrator) bash "$here/orchestrator.sh" ;;
+    partition) BELLPERSON_VERIFY=${BELLPERSON_VERIFY:-$here/bin/bellperson_verify} bash "$here/partition.sh" ;;
     sass) cuobjdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
           for f in "$here"/fatbin/*.fatbin; do echo "== $(basename "$f")"; "$cuobjdump" --dump-resource-usage "$f"; done
           "$cuobjdump" --dump-sass "$here/fatbin/field_bench.fatbin" > "${2:-.}/sass-field_bench.txt" ;;
     all) "$0" test && "$0" sanitize; s=$?; "$0" bench; exit $s ;;
-    *) echo "usage: run.sh test | sanitize | bench | service | sass [dir] | all"; exit 2 ;;
+    *) echo "usage: run.sh test | sanitize | bench | service | orchestrator | partition | sass [dir] | all"; exit 2 ;;
 esac
 "#;

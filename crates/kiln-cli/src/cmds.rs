@@ -722,6 +722,10 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
                     "busy_ms": ms(d.busy),
                     "idle_before_first_ms": d.idle_edges.map(|e| ms(e.before_first)),
                     "idle_after_last_ms": d.idle_edges.map(|e| ms(e.after_last)),
+                    "memory_reserved_bytes": d.memory.map(|m| m.end.reserved),
+                    "memory_in_use_start_bytes": d.memory.map(|m| m.start.in_use),
+                    "memory_in_use_end_bytes": d.memory.map(|m| m.end.in_use),
+                    "memory_total_bytes": d.memory.map(|m| m.end.total),
                 })).collect::<Vec<_>>(),
                 "retired": m.retired,
                 "jobs_moved": m.jobs_moved,
@@ -763,6 +767,17 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
                     "          idle {:.1} ms before its first compute phase, {:.1} ms after its last",
                     ms(e.before_first),
                     ms(e.after_last)
+                );
+            }
+            if let Some(mem) = d.memory {
+                let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+                println!(
+                    "          memory {:.2} GiB reserved by the VRAM plan; in use on the device {:.2} GiB at the \
+                     batch's start, {:.2} at its end, of {:.2}",
+                    gib(mem.end.reserved),
+                    gib(mem.start.in_use),
+                    gib(mem.end.in_use),
+                    gib(mem.end.total)
                 );
             }
         }

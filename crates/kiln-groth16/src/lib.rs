@@ -35,8 +35,8 @@ pub use params::{Check, Parameters, VerifyingKey};
 pub use progress::{NoProgress, Progress};
 pub use proof::{PROOF_BYTES, Proof, ProofReader};
 pub use prover::{
-    CpuProver, ProveOptions, Prover, Sums, Timings, create_proof, create_proofs, create_proofs_recorded,
-    create_proofs_with, prove_assignments, prove_witnesses,
+    CpuProver, DeviceMemoryUse, ProveOptions, Prover, Sums, Timings, create_proof, create_proofs,
+    create_proofs_recorded, create_proofs_with, prove_assignments, prove_witnesses,
 };
 #[cfg(feature = "cuda")]
 pub use prover::{GpuOptions, GpuProver, SrsMode, parse_bytes};

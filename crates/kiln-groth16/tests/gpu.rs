@@ -38,9 +38,20 @@ fn bellperson_verifies(params: &Parameters, proof: &Proof, inputs: &[Scalar]) ->
     bp::verify_proof(&pvk, &bp_proof, inputs).expect("bellperson verification runs")
 }
 
+/// The VRAM plan a test expects the prover to run under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Expect {
+    /// SRS resident, every sum whole.
+    Resident,
+    /// SRS resident, H, L and A summed in pieces.
+    Pieces,
+    /// SRS streamed from host memory.
+    Streamed,
+}
+
 /// GPU and CPU proofs of a batch are byte-identical for the same (r, s), and verify with
 /// bellperson's verifier.
-fn gpu_equals_cpu(kind: Kind, log: u32, batch: u64, options: &GpuOptions, expect: Option<SrsMode>) {
+fn gpu_equals_cpu(kind: Kind, log: u32, batch: u64, options: &GpuOptions, expect: Expect) {
     let Some(_device) = gpu_or_skip("gpu_equals_cpu") else { return };
     let ctx = format!("{kind} 2^{log} x{batch}");
     let seed = rand::thread_rng().next_u64();
@@ -48,9 +59,9 @@ fn gpu_equals_cpu(kind: Kind, log: u32, batch: u64, options: &GpuOptions, expect
     let circuits: Vec<Builtin> = (0..batch).map(|i| Builtin::new(kind, 1 << log, seed + i)).collect();
     let params = Arc::new(random_setup(circuits[0], &mut ChaCha20Rng::seed_from_u64(seed), &NoProgress).unwrap());
     let gpu = GpuProver::new(params.clone(), options).unwrap_or_else(|e| panic!("{ctx}: GpuProver::new: {e}"));
-    if let Some(mode) = expect {
-        assert_eq!(gpu.srs_mode(), mode, "{ctx}: plan:\n{}", gpu.plan());
-    }
+    let mode = if expect == Expect::Streamed { SrsMode::Streamed } else { SrsMode::Resident };
+    assert_eq!(gpu.srs_mode(), mode, "{ctx}: plan:\n{}", gpu.plan());
+    assert_eq!(gpu.plan().pieces, expect == Expect::Pieces, "{ctx}: plan:\n{}", gpu.plan());
     let r_s = randomness(circuits.len());
     let (ours, t) = create_proofs_with(&gpu, circuits.clone(), &r_s, ProveOptions::default())
         .unwrap_or_else(|e| panic!("{ctx}: GPU proving: {e}"));
@@ -109,9 +120,9 @@ fn gpu_prover_passes_the_conformance_suite() {
 #[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
 fn gpu_proofs_equal_cpu_proofs_at_2_10_and_2_16() {
     for kind in Kind::ALL {
-        gpu_equals_cpu(kind, 10, 3, &options(), Some(SrsMode::Resident));
+        gpu_equals_cpu(kind, 10, 3, &options(), Expect::Resident);
         if !small_sizes() {
-            gpu_equals_cpu(kind, 16, 2, &options(), Some(SrsMode::Resident));
+            gpu_equals_cpu(kind, 16, 2, &options(), Expect::Resident);
         }
     }
 }
@@ -124,7 +135,7 @@ fn gpu_proofs_equal_cpu_proofs_at_2_20() {
         return;
     }
     for kind in Kind::ALL {
-        gpu_equals_cpu(kind, 20, 1, &options(), Some(SrsMode::Resident));
+        gpu_equals_cpu(kind, 20, 1, &options(), Expect::Resident);
     }
 }
 
@@ -137,7 +148,8 @@ fn streamed_srs_under_a_small_budget_gives_the_same_proofs() {
     let log = if small_sizes() { 10 } else { 16 };
     for kind in Kind::ALL {
         // The budget from the resident plan's own figures: room for one streamed worker and
-        // half the SRS, so the SRS cannot be resident but a streamed worker fits.
+        // a quarter of the SRS, so the SRS cannot be resident (not even beside a worker with
+        // its MSMs in pieces) but a streamed worker fits.
         let c = Builtin::new(kind, 1 << log, 1);
         let params = Arc::new(random_setup(c, &mut ChaCha20Rng::seed_from_u64(5), &NoProgress).unwrap());
         let probe = GpuOptions { workers: 1, stream_chunk: 256, ..GpuOptions::default() };
@@ -147,12 +159,42 @@ fn streamed_srs_under_a_small_budget_gives_the_same_proofs() {
             + input.margin_bytes
             + input.worker_bytes
             + input.streamed_extra_bytes
-            + input.srs_bytes / 2;
+            + input.srs_bytes / 4;
         drop(resident);
         println!("{kind} 2^{log}: budget {budget} B (SRS {} B)", input.srs_bytes);
         let options = GpuOptions { vram_budget: Some(budget), ..probe };
-        gpu_equals_cpu(kind, log, 2, &options, Some(SrsMode::Streamed));
+        gpu_equals_cpu(kind, log, 2, &options, Expect::Streamed);
     }
+}
+
+/// A budget that holds the SRS beside a worker only if H, L and A are summed in pieces (an
+/// 80 GB card at 2^27, in small): the plan keeps the SRS resident with pieces, and proofs are
+/// byte-identical. Circuits whose B is as long as L gain nothing from pieces (B's sum is
+/// whole) and are not offered them.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
+fn pieces_under_a_budget_between_give_the_same_proofs() {
+    let Some(_device) = gpu_or_skip("pieces_under_a_budget_between_give_the_same_proofs") else { return };
+    let log = if small_sizes() { 10 } else { 16 };
+    let mut pieced_kinds = Vec::new();
+    for kind in Kind::ALL {
+        let c = Builtin::new(kind, 1 << log, 1);
+        let params = Arc::new(random_setup(c, &mut ChaCha20Rng::seed_from_u64(6), &NoProgress).unwrap());
+        let probe = GpuOptions { workers: 1, ..GpuOptions::default() };
+        let whole = GpuProver::new(params, &probe).unwrap();
+        let input = whole.plan().input.clone();
+        let Some(pieced) = input.pieced_worker_bytes.filter(|&p| p < input.worker_bytes) else {
+            println!("{kind} 2^{log}: no smaller worker with pieces (B as long as L): skipped");
+            continue;
+        };
+        // Room for the SRS and a worker halfway between the pieced and the whole one.
+        let budget = whole.domain_bytes() + input.margin_bytes + input.srs_bytes + (pieced + input.worker_bytes) / 2;
+        drop(whole);
+        println!("{kind} 2^{log}: budget {budget} B (worker {} B whole, {pieced} B in pieces)", input.worker_bytes);
+        gpu_equals_cpu(kind, log, 2, &GpuOptions { vram_budget: Some(budget), ..probe }, Expect::Pieces);
+        pieced_kinds.push(kind);
+    }
+    assert!(pieced_kinds.contains(&Kind::Porep), "porep (B a quarter of L) is offered pieces: {pieced_kinds:?}");
 }
 
 /// (current, high-water) bytes of the device's default memory pool: every stream-ordered

@@ -28,5 +28,5 @@ mod scheduler;
 
 pub use error::{JobError, SchedError, Stage};
 pub use job::{Job, JobId, Randomness, WitnessFn};
-pub use metrics::{DeviceBusy, Metrics};
+pub use metrics::{BatchMemory, DeviceBusy, Metrics};
 pub use scheduler::{BatchHandle, BatchReport, Config, JobOutcome, Scheduler, SharedProver, Workers};

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use kiln_groth16::{BusyClock, BusySpan, IdleEdges, Timings};
+use kiln_groth16::{BusyClock, BusySpan, DeviceMemoryUse, IdleEdges, Timings};
 
 /// One device's busy time during a batch ([`kiln_groth16::Prover::device_busy`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,6 +19,26 @@ pub struct DeviceBusy {
     /// from its last to the batch's end: the batch's idle ends (the rest of its idle time lies
     /// between proofs). `None` when the prover cannot say.
     pub idle_edges: Option<IdleEdges>,
+    /// Its memory when the batch was submitted and when it ended
+    /// ([`kiln_groth16::Prover::device_memory`]); `None` when the prover cannot say.
+    pub memory: Option<BatchMemory>,
+}
+
+/// A device's memory at a batch's two ends. Nothing is allocated while proving, so the two
+/// readings agree unless something else on the device allocated meanwhile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchMemory {
+    /// At submission.
+    pub start: DeviceMemoryUse,
+    /// When the last result was in.
+    pub end: DeviceMemoryUse,
+}
+
+impl BatchMemory {
+    /// The larger device-wide use of the two readings.
+    pub fn peak_in_use(&self) -> u64 {
+        self.start.in_use.max(self.end.in_use)
+    }
 }
 
 /// A batch's figures, complete once [`crate::BatchHandle::wait`] returns them.

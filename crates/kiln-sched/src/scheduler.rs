@@ -15,11 +15,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam::channel::{self, Receiver, Sender};
-use kiln_groth16::{Proof, ProveOptions, Prover, Scalar, Shape, Timings, Witness, prove_witnesses};
+use kiln_groth16::{DeviceMemoryUse, Proof, ProveOptions, Prover, Scalar, Shape, Timings, Witness, prove_witnesses};
 
 use crate::error::{JobError, SchedError, Stage, panic_message};
 use crate::job::{Job, JobId};
-use crate::metrics::{Collector, DeviceBusy, Metrics, add_timings};
+use crate::metrics::{BatchMemory, Collector, DeviceBusy, Metrics, add_timings};
 
 /// A prover shared by the proving workers (a CPU prover, or one GPU).
 pub type SharedProver = Arc<dyn Prover + Send + Sync>;
@@ -286,8 +286,13 @@ impl Scheduler {
         drop(feed_tx);
         let (ready_tx, ready) = channel::bounded(self.config.queue_depth);
 
-        // The devices' busy counters now; the batch's share is the difference at the end.
-        let devices = self.provers.iter().filter_map(|p| p.device_busy().map(|busy| (p.clone(), busy))).collect();
+        // The devices' busy counters (the batch's share is the difference at the end) and
+        // memory now.
+        let devices = self
+            .provers
+            .iter()
+            .filter_map(|p| p.device_busy().map(|busy| (p.clone(), busy, p.device_memory())))
+            .collect();
         let mut handle = BatchHandle {
             ids,
             devices,
@@ -503,8 +508,8 @@ fn proving_stage(batch: &Batch, ready: &Receiver<Ready>, prover: &(dyn Prover + 
 /// Dropped before [`BatchHandle::wait`], it cancels the jobs not yet being proved.
 pub struct BatchHandle {
     ids: Vec<JobId>,
-    /// Each device prover and its busy counter at submission.
-    devices: Vec<(SharedProver, Duration)>,
+    /// Each device prover, its busy counter and its memory at submission.
+    devices: Vec<(SharedProver, Duration, Option<DeviceMemoryUse>)>,
     batch: Arc<Batch>,
     results: Receiver<JobOutcome>,
     threads: Vec<JoinHandle<()>>,
@@ -589,10 +594,11 @@ impl BatchHandle {
         metrics.devices = self
             .devices
             .iter()
-            .map(|(p, before)| DeviceBusy {
+            .map(|(p, before, memory)| DeviceBusy {
                 name: p.name(),
                 busy: p.device_busy().unwrap_or(*before).saturating_sub(*before),
                 idle_edges: p.device_idle_edges(self.started, ended),
+                memory: memory.zip(p.device_memory()).map(|(start, end)| BatchMemory { start, end }),
             })
             .collect();
         BatchReport { outcomes, metrics }

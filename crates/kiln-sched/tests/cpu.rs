@@ -333,7 +333,11 @@ struct ClockedDevice {
     inner: CpuProver,
     hold: Duration,
     busy: kiln_groth16::BusyClock,
+    /// Memory readings so far: each reading reports one more MiB in use than the last.
+    memory_reads: std::sync::atomic::AtomicU64,
 }
+
+const MIB: u64 = 1 << 20;
 
 impl Prover for ClockedDevice {
     fn name(&self) -> String {
@@ -348,6 +352,10 @@ impl Prover for ClockedDevice {
     fn device_idle_edges(&self, from: std::time::Instant, to: std::time::Instant) -> Option<kiln_groth16::IdleEdges> {
         self.busy.idle_edges(from, to)
     }
+    fn device_memory(&self) -> Option<kiln_groth16::DeviceMemoryUse> {
+        let read = self.memory_reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Some(kiln_groth16::DeviceMemoryUse { reserved: 64 * MIB, in_use: (100 + read) * MIB, total: 1024 * MIB })
+    }
     fn sums(&self, assignments: &[Assignment], t: &mut Timings) -> Result<Vec<Sums>, Groth16Error> {
         self.inner.sums(assignments, t)
     }
@@ -361,12 +369,18 @@ impl Prover for ClockedDevice {
 
 /// Each batch reports its own share of every device's busy time: at least the device work
 /// its jobs held, at most the proving stage's busy time; the fill is the wait for the first
-/// witness. The CPU prover reports no device.
+/// witness; its memory is read once at submission and once at the end. The CPU prover reports
+/// no device.
 #[test]
 fn device_busy_time_is_measured_per_batch_and_bounded_by_the_proving_stage() {
     let (params, shape) = setup();
     let hold = Duration::from_millis(40);
-    let device = Arc::new(ClockedDevice { inner: CpuProver::new(params), hold, busy: Default::default() });
+    let device = Arc::new(ClockedDevice {
+        inner: CpuProver::new(params),
+        hold,
+        busy: Default::default(),
+        memory_reads: Default::default(),
+    });
     // One CPU thread: the first witness, slow, is the fill.
     let scheduler = Scheduler::new(vec![device.clone() as SharedProver], config(1, 2, 1)).unwrap();
     let slow_first = Duration::from_millis(60);
@@ -404,6 +418,14 @@ fn device_busy_time_is_measured_per_batch_and_bounded_by_the_proving_stage() {
         let total = device.busy.total();
         assert_eq!(total - before, d.busy, "batch of {n}");
         before = total;
+        // Two readings a batch, in order: the start's, then the end's.
+        let memory = d.memory.expect("a device that reports its memory");
+        let reads = device.memory_reads.load(std::sync::atomic::Ordering::SeqCst);
+        assert_eq!((memory.start.in_use, memory.end.in_use), ((100 + reads - 2) * MIB, (100 + reads - 1) * MIB));
+        assert_eq!(
+            (memory.end.reserved, memory.end.total, memory.peak_in_use()),
+            (64 * MIB, 1024 * MIB, memory.end.in_use)
+        );
     }
     let m = Scheduler::new(vec![cpu()], config(1, 1, 1)).unwrap().run(shape, jobs(1)).unwrap().metrics;
     assert!(m.devices.is_empty() && m.device_busy_fraction().is_none(), "{m:?}");

@@ -32,6 +32,7 @@ fn input(device: &kiln_cuda::Device, free: u64, wanted: usize) -> PlanInput {
         margin_bytes: margin,
         srs_bytes: srs,
         worker_bytes: worker,
+        pieced_worker_bytes: None,
         streamed_extra_bytes: worker / 8,
         workers_wanted: wanted,
     }

@@ -20,6 +20,7 @@
 //!     margin_bytes: 2 * GIB,
 //!     srs_bytes: 45 * GIB,
 //!     worker_bytes: 16 * GIB,
+//!     pieced_worker_bytes: None,
 //!     streamed_extra_bytes: GIB,
 //!     workers_wanted: 8,
 //! })

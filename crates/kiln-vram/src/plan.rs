@@ -1,5 +1,6 @@
 //! The plan: from measured free memory, a margin, the SRS size and one worker's need,
-//! decide how many workers run and whether the SRS is resident or streamed.
+//! decide how many workers run, whether the SRS is resident or streamed, and whether the
+//! largest sums run whole or in pieces.
 
 use std::fmt;
 
@@ -23,6 +24,11 @@ pub struct PlanInput {
     /// One worker's arena when the SRS is resident (from the kiln-ntt / kiln-msm byte
     /// functions: a/b/c plus MSM scratch).
     pub worker_bytes: u64,
+    /// One worker's arena when its largest MSMs run in pieces (scratch for a piece, not the
+    /// whole query: a little slower), if the caller can run them so and it is smaller than
+    /// `worker_bytes`. Chosen only when the resident SRS fits with it and not with `worker_bytes`:
+    /// a resident SRS with pieces is much faster than a streamed one.
+    pub pieced_worker_bytes: Option<u64>,
     /// What one worker needs on top of `worker_bytes` when the SRS is streamed from pinned
     /// host memory (its double-buffered chunk of SRS bases).
     pub streamed_extra_bytes: u64,
@@ -50,6 +56,9 @@ pub struct Plan {
     pub workers: usize,
     /// Bytes of each worker's arena.
     pub arena_bytes: u64,
+    /// Whether the workers' largest MSMs run in pieces (arenas of
+    /// [`PlanInput::pieced_worker_bytes`]).
+    pub pieces: bool,
     /// What did not fit, and why, one line each.
     pub did_not_fit: Vec<String>,
 }
@@ -80,9 +89,10 @@ pub enum PlanError {
 }
 
 impl Plan {
-    /// Decides the plan. Resident SRS when it fits with at least one worker (the fast path);
-    /// else the streamed SRS (the planned fallback); as many workers as fit, at most the
-    /// wanted number; an error only when not one streamed worker fits.
+    /// Decides the plan. Resident SRS when it fits with at least one worker (the fast path),
+    /// with whole-size MSMs if one such worker fits, else with MSMs in pieces if one such
+    /// worker fits; else the streamed SRS (the planned fallback); as many workers as fit, at
+    /// most the wanted number; an error only when not one streamed worker fits.
     pub fn new(input: PlanInput) -> Result<Plan, PlanError> {
         if input.workers_wanted == 0 {
             return Err(PlanError::NoWorkersWanted);
@@ -93,14 +103,28 @@ impl Plan {
 
         let resident_room = usable.checked_sub(input.srs_bytes);
         let resident_workers = resident_room.map_or(0, |room| fit(room, input.worker_bytes));
-        let (srs, arena_bytes, can) = if resident_workers >= 1 {
-            (SrsPlacement::Resident, input.worker_bytes, resident_workers)
-        } else {
+        let pieced = input.pieced_worker_bytes.filter(|&b| b < input.worker_bytes);
+        let pieced_workers = pieced.map_or(0, |each| resident_room.map_or(0, |room| fit(room, each)));
+        let (srs, arena_bytes, can, pieces) = if resident_workers >= 1 {
+            (SrsPlacement::Resident, input.worker_bytes, resident_workers, false)
+        } else if let (Some(each), true) = (pieced, pieced_workers >= 1) {
             did_not_fit.push(format!(
-                "resident SRS: SRS {} + one worker {} = {} > usable {}; SRS streamed from host memory instead",
+                "whole-size MSMs: SRS {} + one worker {} = {} > usable {}; the largest MSMs run in pieces \
+                 instead (one worker {})",
                 gib(input.srs_bytes),
                 gib(input.worker_bytes),
                 gib(input.srs_bytes.saturating_add(input.worker_bytes)),
+                gib(usable),
+                gib(each)
+            ));
+            (SrsPlacement::Resident, each, pieced_workers, true)
+        } else {
+            let smallest = pieced.unwrap_or(input.worker_bytes);
+            did_not_fit.push(format!(
+                "resident SRS: SRS {} + one worker {} = {} > usable {}; SRS streamed from host memory instead",
+                gib(input.srs_bytes),
+                gib(smallest),
+                gib(input.srs_bytes.saturating_add(smallest)),
                 gib(usable)
             ));
             let each = input.worker_bytes.saturating_add(input.streamed_extra_bytes);
@@ -114,7 +138,7 @@ impl Plan {
                     margin: gib(input.margin_bytes),
                 });
             }
-            (SrsPlacement::Streamed, each, n)
+            (SrsPlacement::Streamed, each, n, false)
         };
         let workers = can.min(input.workers_wanted);
         if workers < input.workers_wanted {
@@ -132,7 +156,7 @@ impl Plan {
                 workers
             ));
         }
-        Ok(Plan { input, srs, workers, arena_bytes, did_not_fit })
+        Ok(Plan { input, srs, workers, arena_bytes, pieces, did_not_fit })
     }
 
     /// Bytes the plan allocates on the device: the resident SRS (if any) plus every arena.
@@ -164,10 +188,11 @@ impl fmt::Display for Plan {
         }
         writeln!(
             f,
-            "  workers {} of {} wanted, one arena of {} each",
+            "  workers {} of {} wanted, one arena of {} each{}",
             self.workers,
             i.workers_wanted,
-            gib(self.arena_bytes)
+            gib(self.arena_bytes),
+            if self.pieces { ", the largest MSMs in pieces" } else { "" }
         )?;
         writeln!(
             f,
@@ -200,9 +225,34 @@ mod tests {
             margin_bytes: 2 * G,
             srs_bytes: 45 * G,
             worker_bytes: 16 * G,
+            pieced_worker_bytes: None,
             streamed_extra_bytes: G,
             workers_wanted: wanted,
         }
+    }
+
+    /// An 80 GB card at 2^27: the SRS (45) and a whole-size worker (36) do not fit in 75.5
+    /// usable; a pieced worker (28) does, so the SRS stays resident; a smaller card streams.
+    #[test]
+    fn pieces_keep_the_srs_resident_where_a_whole_worker_does_not_fit() {
+        let at_2_27 = |free: u64| PlanInput {
+            srs_bytes: 45 * G,
+            worker_bytes: 36 * G,
+            pieced_worker_bytes: Some(28 * G),
+            ..input(free, 2)
+        };
+        let p = Plan::new(at_2_27(78)).unwrap();
+        assert_eq!((p.srs, p.workers, p.pieces, p.arena_bytes), (SrsPlacement::Resident, 1, true, 28 * G), "{p}");
+        assert!(p.to_string().contains("in pieces"), "{p}");
+        assert!(p.did_not_fit.iter().any(|l| l.contains("whole-size MSMs")), "{p}");
+        // Whole-size workers are kept wherever one fits, even if pieces would fit more.
+        let p = Plan::new(at_2_27(139)).unwrap();
+        assert_eq!((p.srs, p.workers, p.pieces), (SrsPlacement::Resident, 2, false), "{p}");
+        let p = Plan::new(at_2_27(70)).unwrap();
+        assert_eq!((p.srs, p.pieces), (SrsPlacement::Streamed, false), "{p}");
+        // A pieced worker no smaller than a whole one is never chosen.
+        let p = Plan::new(PlanInput { pieced_worker_bytes: Some(36 * G), ..at_2_27(78) }).unwrap();
+        assert_eq!((p.srs, p.pieces), (SrsPlacement::Streamed, false), "{p}");
     }
 
     #[test]
@@ -235,11 +285,13 @@ mod tests {
         /// takes as many as fit, and streams only when resident does not fit.
         #[test]
         fn plans_fit_and_are_maximal(
-            free in 0u64..200, margin in 0u64..8, srs in 0u64..80, worker in 1u64..40, extra in 0u64..4, wanted in 1usize..10
+            free in 0u64..200, margin in 0u64..8, srs in 0u64..80, worker in 1u64..40, extra in 0u64..4, wanted in 1usize..10,
+            pieced in proptest::option::of(1u64..40)
         ) {
             let inp = PlanInput {
                 device: "d".into(), free_bytes: free * G, margin_bytes: margin * G, srs_bytes: srs * G,
-                worker_bytes: worker * G, streamed_extra_bytes: extra * G, workers_wanted: wanted,
+                worker_bytes: worker * G, pieced_worker_bytes: pieced.map(|p| p * G), streamed_extra_bytes: extra * G,
+                workers_wanted: wanted,
             };
             let usable = (free * G).saturating_sub(margin * G);
             match Plan::new(inp.clone()) {
@@ -249,9 +301,14 @@ mod tests {
                     if p.workers < wanted {
                         prop_assert!(p.device_bytes() + p.arena_bytes > usable, "one more worker fits:\n{}", p);
                     }
+                    let smallest = pieced.map_or(worker, |p| p.min(worker)) * G;
                     if p.srs == SrsPlacement::Streamed {
-                        prop_assert!(srs * G + worker * G > usable);
+                        prop_assert!(srs * G + smallest > usable);
                     }
+                    // Pieces only where a whole worker does not fit and a pieced one does.
+                    prop_assert_eq!(p.pieces, srs * G + worker * G > usable && srs * G + smallest <= usable);
+                    prop_assert_eq!(p.arena_bytes, if p.pieces { smallest } else if p.srs == SrsPlacement::Streamed {
+                        worker * G + extra * G } else { worker * G });
                 }
                 Err(_) => prop_assert!(srs * G + worker * G > usable && worker * G + extra * G > usable),
             }

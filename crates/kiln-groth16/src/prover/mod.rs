@@ -55,6 +55,18 @@ pub struct Sums {
     pub l: G1Projective,
 }
 
+/// A prover's device memory, in bytes ([`Prover::device_memory`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceMemoryUse {
+    /// What the prover's VRAM plan reserved at start-up (resident SRS, the lanes' arenas, the
+    /// NTT domain): all it ever holds, since nothing is allocated while proving.
+    pub reserved: u64,
+    /// In use on the whole device now (total − free: every process's, the driver's included).
+    pub in_use: u64,
+    /// The device's memory.
+    pub total: u64,
+}
+
 /// A Groth16 prover over fixed parameters: [`CpuProver`] anywhere, `GpuProver` with a GPU.
 pub trait Prover: Sync {
     /// A short name for logs and reports ("cpu", "cuda:0", ...).
@@ -89,6 +101,12 @@ pub trait Prover: Sync {
     /// prover without a device, or when the span is older than the device's remembered history.
     fn device_idle_edges(&self, from: std::time::Instant, to: std::time::Instant) -> Option<crate::IdleEdges> {
         let _ = (from, to);
+        None
+    }
+
+    /// Its device's memory now (a driver query, never called on the proving path); `None` for
+    /// a prover without a device, or when the driver cannot say.
+    fn device_memory(&self) -> Option<DeviceMemoryUse> {
         None
     }
 

@@ -122,7 +122,7 @@ pub enum Scalars<'a> {
     DeviceAt(&'a CudaSlice<u64>, usize, usize),
 }
 
-impl Scalars<'_> {
+impl<'a> Scalars<'a> {
     /// The number of scalars.
     pub fn len(&self) -> usize {
         match self {
@@ -135,5 +135,37 @@ impl Scalars<'_> {
     /// Whether there are no scalars.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Scalars `start .. start + len` of these (a piece of a longer sum); `None` when the range
+    /// is not within them, or for page-locked scalars, which are uploaded whole.
+    pub fn range(&self, start: usize, len: usize) -> Option<Scalars<'a>> {
+        let end = start.checked_add(len).filter(|&end| end <= self.len())?;
+        match *self {
+            Scalars::Host(s) => Some(Scalars::Host(&s[start..end])),
+            Scalars::Pinned(_) => None,
+            Scalars::Device(words, _) => Some(Scalars::DeviceAt(words, start, len)),
+            Scalars::DeviceAt(words, offset, _) => Some(Scalars::DeviceAt(words, offset + start, len)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pieces of host scalars are their sub-slices; a range past the end is refused.
+    #[test]
+    fn ranges_of_host_scalars_are_their_pieces() {
+        let s: Vec<Scalar> = (0..10u64).map(Scalar::from).collect();
+        let all = Scalars::Host(&s);
+        let Some(Scalars::Host(piece)) = all.range(3, 4) else { panic!("a host piece") };
+        assert_eq!(piece, &s[3..7]);
+        let Some(Scalars::Host(piece)) = all.range(3, 4).and_then(|p| p.range(1, 3)) else {
+            panic!("a piece of a piece")
+        };
+        assert_eq!(piece, &s[4..7]);
+        assert!(all.range(10, 0).is_some_and(|p| p.is_empty()));
+        assert!(all.range(7, 4).is_none() && all.range(11, 0).is_none() && all.range(usize::MAX, 2).is_none());
     }
 }

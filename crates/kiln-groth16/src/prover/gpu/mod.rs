@@ -57,14 +57,26 @@ const PLANNER: WorkerId = usize::MAX;
 /// Room for the alignment of every buffer taken from an arena (each rounds up to [`ALIGN`]).
 const ALIGN_SLACK: u64 = 64 * ALIGN;
 
-/// The five queries on the device, whole (inputs included: a proof's A and B scalars are its
-/// dense input scalars followed by its dense aux scalars, one vector per query).
+/// The five queries on the device (inputs included: a proof's A and B scalars are its dense
+/// input scalars followed by its dense aux scalars, one vector per query). H, L and A are held
+/// in pieces of at most [`GpuProver::piece`] bases, summed one piece at a time: one piece each
+/// unless the VRAM plan chose pieces (so that a worker's MSM scratch fits beside the SRS).
 struct ResidentSrs {
-    h: GpuBases,
-    l: GpuBases,
-    a: GpuBases,
+    h: Vec<GpuBases>,
+    l: Vec<GpuBases>,
+    a: Vec<GpuBases>,
     b_g1: GpuBases,
     b_g2: GpuBases,
+}
+
+/// `bases` on the device in pieces of at most `piece` (none for an empty query).
+fn resident_pieces(
+    device: &Device,
+    bases: &[blstrs::G1Affine],
+    piece: usize,
+    arena: &impl DeviceMemory,
+) -> Result<Vec<GpuBases>, Groth16Error> {
+    Ok(bases.chunks(piece.max(1)).map(|p| GpuBases::g1(device, p, arena)).collect::<Result<_, _>>()?)
 }
 
 /// One lane's state: its streams, buffers and MSM contexts.
@@ -163,8 +175,22 @@ impl Sizing {
             + 8 * ALIGN_SLACK
     }
 
-    fn g1_capacity(&self) -> usize {
-        [self.n - 1, self.aux, self.a, self.b].into_iter().max().unwrap_or(1).max(1)
+    /// The largest G1 sum that may run in pieces: H (n − 1 points), L (aux) or A.
+    fn g1_whole(&self) -> usize {
+        [self.n - 1, self.aux, self.a].into_iter().max().unwrap_or(1).max(1)
+    }
+
+    /// The most points of one G1 sum when H, L and A run in two pieces each, if they can: a
+    /// piece's scalars are a range of a device vector, so L's and A's must fit the b and c
+    /// vectors they are parked in (page-locked scalars upload whole).
+    fn pieced(&self) -> Option<usize> {
+        (self.aux <= self.n && self.a <= self.n && self.g1_whole() >= 2).then(|| self.g1_whole().div_ceil(2))
+    }
+
+    /// The G1 context's capacity when H, L and A run in pieces of at most `piece` points (B's
+    /// sum is never split: its scalars are page-locked).
+    fn g1_capacity(&self, piece: usize) -> usize {
+        piece.min(self.g1_whole()).max(self.b).max(1)
     }
 
     fn worker_bytes(&self, g1_cap: usize, g2_cap: usize) -> u64 {
@@ -196,6 +222,9 @@ pub struct GpuProver {
     fail_launch_on_input: Option<Scalar>,
     /// Time at least one lane's thread waited on its kernels and copies ([`Prover::device_busy`]).
     busy: BusyClock,
+    /// The most points of one G1 sum over H, L or A (all of them, unless the plan chose
+    /// pieces: see [`ResidentSrs`]).
+    piece: usize,
 }
 
 impl std::fmt::Debug for GpuProver {
@@ -224,14 +253,16 @@ impl GpuProver {
         let free = options.vram_budget.map_or(measured, |b| b.min(measured));
         let domain_bytes = h_step_bytes(sizing.log_n) as u64 + ALIGN_SLACK;
         let chunk = options.stream_chunk.max(1);
-        let (g1_cap, g2_cap) = (sizing.g1_capacity(), sizing.b.max(1));
+        let (g1_cap, g2_cap) = (sizing.g1_capacity(sizing.g1_whole()), sizing.b.max(1));
         let streamed_cap = chunk.min(g1_cap);
+        let pieced = sizing.pieced();
         let input = PlanInput {
             device: format!("{} ({})", device.info()?.name, options.device),
             free_bytes: free.saturating_sub(domain_bytes),
             margin_bytes: options.margin_bytes,
             srs_bytes: sizing.srs_bytes(),
             worker_bytes: sizing.worker_bytes(g1_cap, g2_cap),
+            pieced_worker_bytes: pieced.map(|piece| sizing.worker_bytes(sizing.g1_capacity(piece), g2_cap)),
             // Streamed: the MSM scratch shrinks to a chunk, and the chunk's bases are added.
             streamed_extra_bytes: ((Curve::G1.affine_bytes() + Curve::G2.affine_bytes()) * chunk) as u64 + ALIGN_SLACK,
             workers_wanted: options.workers.max(1),
@@ -248,6 +279,7 @@ impl GpuProver {
         };
         excl.set_lanes(plan.workers)?;
         drop(excl);
+        let plan_pieces = plan.pieces;
         let mode = match plan.srs {
             SrsPlacement::Resident => SrsMode::Resident,
             SrsPlacement::Streamed => SrsMode::Streamed,
@@ -264,6 +296,7 @@ impl GpuProver {
             callers: AtomicUsize::new(0),
             fail_launch_on_input: options.fail_launch_on_input,
             busy: BusyClock::default(),
+            piece: pieced.filter(|_| plan_pieces).unwrap_or_else(|| sizing.g1_whole()),
         };
         // On error, dropping `prover` gives the arenas back.
         prover.state = Some(prover.fill(chunk, streamed_cap)?);
@@ -282,9 +315,9 @@ impl GpuProver {
             Some(arena) => {
                 let start = Instant::now();
                 let srs = ResidentSrs {
-                    h: GpuBases::g1(d, &p.h, arena)?,
-                    l: GpuBases::g1(d, &p.l, arena)?,
-                    a: GpuBases::g1(d, &p.a, arena)?,
+                    h: resident_pieces(d, &p.h, self.piece, arena)?,
+                    l: resident_pieces(d, &p.l, self.piece, arena)?,
+                    a: resident_pieces(d, &p.a, self.piece, arena)?,
                     b_g1: GpuBases::g1(d, &p.b_g1, arena)?,
                     b_g2: GpuBases::g2(d, &p.b_g2, arena)?,
                 };
@@ -306,7 +339,7 @@ impl GpuProver {
             let host_abc =
                 [alloc_pinned(d, words, true)?, alloc_pinned(d, words, true)?, alloc_pinned(d, words, true)?];
             let (g1_cap, g2_cap, chunks) = match self.mode {
-                SrsMode::Resident => (s.g1_capacity(), s.b.max(1), None),
+                SrsMode::Resident => (s.g1_capacity(self.piece), s.b.max(1), None),
                 SrsMode::Streamed => {
                     let g2_stream = d.new_stream()?;
                     let c1 = GpuBases::with_capacity(&stream, Curve::G1, chunk, arena)?;
@@ -400,6 +433,15 @@ impl Prover for GpuProver {
         self.busy.idle_edges(from, to)
     }
 
+    fn device_memory(&self) -> Option<super::DeviceMemoryUse> {
+        let (free, total) = self.device.mem_info().ok()?;
+        Some(super::DeviceMemoryUse {
+            reserved: self.plan.device_bytes() + self.domain_bytes(),
+            in_use: (total - free.min(total)) as u64,
+            total: total as u64,
+        })
+    }
+
     fn sums(&self, assignments: &[Assignment], t: &mut Timings) -> Result<Vec<Sums>, Groth16Error> {
         let jobs: Vec<Job<'_>> = assignments.iter().map(Job::assigned).collect();
         self.run_jobs(&jobs, t)
@@ -478,4 +520,36 @@ fn panicked(p: Box<dyn std::any::Any + Send>) -> Groth16Error {
         .or_else(|| p.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".into());
     Groth16Error::Msm(kiln_msm::MsmError::InvalidArgument(format!("a GPU worker thread panicked: {msg}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One PoRep partition of a 32 GiB sector (ARCHITECTURE §3: 2^27 domain, 130,169,893 aux,
+    /// A 99.7% and B 25% dense over aux, 328 inputs) on an 80 GB card, whose usable memory
+    /// after the NTT domain was 75.53 GiB on an H100: the SRS and a worker with whole-size MSMs
+    /// do not fit, so the SRS was streamed; a worker with H, L and A in two pieces does fit.
+    #[test]
+    fn a_filecoin_partition_keeps_its_srs_resident_on_an_80_gb_card_with_pieces() {
+        let aux = 130_169_893usize;
+        let s = Sizing { log_n: 27, n: 1 << 27, aux, a: aux / 1000 * 997 + 328, b: aux / 4 + 328 };
+        let piece = s.pieced().expect("L and A fit the domain's vectors");
+        assert_eq!(piece, (1 << 26), "two pieces of H's 2^27 - 1 points");
+        let whole = s.worker_bytes(s.g1_capacity(s.g1_whole()), s.b);
+        let pieced = s.worker_bytes(s.g1_capacity(piece), s.b);
+        let plan = Plan::new(PlanInput {
+            device: "80 GB card".into(),
+            free_bytes: 7553 * GIB / 100,
+            margin_bytes: 0,
+            srs_bytes: s.srs_bytes(),
+            worker_bytes: whole,
+            pieced_worker_bytes: Some(pieced),
+            streamed_extra_bytes: 0,
+            workers_wanted: 1,
+        })
+        .unwrap();
+        assert!(plan.srs == SrsPlacement::Resident && plan.pieces, "{plan}");
+        println!("{plan}");
+    }
 }

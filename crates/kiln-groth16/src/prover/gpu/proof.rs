@@ -78,6 +78,48 @@ fn split_g1(ctx: &mut MsmContext, bases: &GpuBases, scalars: Scalars<'_>) -> Res
     Ok(ctx.msm_g1_split(bases, &split)?)
 }
 
+/// How a resident query's pieces are summed.
+#[derive(Clone, Copy)]
+enum Sum {
+    /// A plain MSM (H: uniform scalars).
+    Dense,
+    /// Through the 0/1/other split (L, A: witness values, mostly 0 and 1).
+    Split,
+}
+
+/// Σ scalars·bases over a resident G1 query held in pieces ([`super::ResidentSrs`]): piece k's
+/// scalars are the range at its offset.
+fn sum_pieces(
+    ctx: &mut MsmContext,
+    pieces: &[GpuBases],
+    scalars: Scalars<'_>,
+    how: Sum,
+) -> Result<G1Projective, Groth16Error> {
+    let total: usize = pieces.iter().map(GpuBases::len).sum();
+    if total != scalars.len() {
+        return Err(kiln_msm::MsmError::LengthMismatch { bases: total, scalars: scalars.len() }.into());
+    }
+    let mut sum = G1Projective::identity();
+    let mut start = 0;
+    for bases in pieces {
+        let part = if pieces.len() == 1 {
+            scalars
+        } else {
+            scalars.range(start, bases.len()).ok_or_else(|| {
+                kiln_msm::MsmError::InvalidArgument(
+                    "page-locked scalars cannot be summed in pieces (a query longer than the domain)".into(),
+                )
+            })?
+        };
+        sum += match how {
+            Sum::Dense => ctx.msm_g1(bases, part)?,
+            Sum::Split => split_g1(ctx, bases, part)?,
+        };
+        start += bases.len();
+    }
+    Ok(sum)
+}
+
 /// Uploads page-locked scalars into `dev` on the `copy` stream and names them there, when they
 /// fit; otherwise names the page-locked buffer (the sum uploads it on its own stream). The
 /// launches that read `dev` wait for the copy (cudarc orders them by the buffer's events), and
@@ -239,8 +281,8 @@ impl GpuProver {
                         // the H step): A's copy runs beside L's sum.
                         let l_scalars = park(copy, l_staged, b_dev)?;
                         let a_scalars = park(copy, a_staged, c_dev)?;
-                        let l = timed(&mut l_time, || split_g1(g1, &srs.l, l_scalars))?;
-                        let a = timed(&mut a_time, || split_g1(g1, &srs.a, a_scalars))?;
+                        let l = timed(&mut l_time, || sum_pieces(g1, &srs.l, l_scalars, Sum::Split))?;
+                        let a = timed(&mut a_time, || sum_pieces(g1, &srs.a, a_scalars, Sum::Split))?;
                         (l, a)
                     }
                     (None, Some(chunk)) => {
@@ -266,7 +308,7 @@ impl GpuProver {
                     Ok(())
                 })?;
                 timed(&mut h_time, || match (srs, g1_chunk) {
-                    (Some(srs), _) => Ok(g1.msm_g1(&srs.h, Scalars::Device(a_dev, n - 1))?),
+                    (Some(srs), _) => sum_pieces(g1, &srs.h, Scalars::Device(a_dev, n - 1), Sum::Dense),
                     (None, Some(chunk)) => streamed_g1(g1, chunk, g1_cap, &p.h, Source::Device(a_dev)),
                     (None, None) => unreachable!("a streamed worker has chunk buffers"),
                 })?
