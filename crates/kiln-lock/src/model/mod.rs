@@ -7,13 +7,16 @@
 //! [`Report`]. Deterministic: no threads, no clocks; workers act in index order at equal times.
 
 mod device;
+mod host;
 
 pub use device::{ComputeSharing, DeviceModel, Engine, Micros, OpId, OutOfMemory, StreamId};
+pub use host::HostModel;
 
 use std::cell::RefCell;
 use std::fmt;
 use std::rc::Rc;
 
+use self::host::{Host, TaskId, TaskKind};
 use crate::policy::{Lanes, LockError, LockPolicy, MemoryStrategy, Section, WorkerId};
 
 /// Microseconds per millisecond, for writing scenarios.
@@ -64,6 +67,9 @@ pub struct Scenario {
     /// were mostly host waits) or at once (kiln's compute phases since their scalars are staged
     /// in page-locked memory: almost all kernels, so two lanes split the SMs).
     pub compute_sharing: ComputeSharing,
+    /// The host's cores, shared by every CPU activity of the run (the first scenario's, for a
+    /// run of several devices). `None`: each CPU activity on cores of its own.
+    pub host: Option<HostModel>,
 }
 
 /// The CPU stage of kiln-sched's orchestrator: `cpu_threads` threads make witnesses (one
@@ -95,6 +101,7 @@ impl Scenario {
             replan_every: None,
             witness_stage: None,
             compute_sharing: ComputeSharing::Serial,
+            host: None,
         }
     }
 
@@ -241,6 +248,8 @@ enum Step {
 enum State {
     Ready,
     Sleep(Micros),
+    /// Running a CPU task on the host.
+    Cpu(TaskId),
     WaitOp(OpId),
     WaitIdle(Micros),
     Blocked,
@@ -311,11 +320,13 @@ struct Sim<'a, P> {
     retries: u32,
     /// The witness stage, shared by every device of a run ([`run_devices`]).
     stage: Option<Rc<RefCell<Stage>>>,
+    /// The host's cores, shared likewise.
+    host: Rc<RefCell<Host>>,
 }
 
 /// The witness stage in simulated time.
 struct Stage {
-    /// Each thread: making a witness until the given time, holding a finished one (waiting
+    /// Each thread: making a witness (a task on the host), holding a finished one (waiting
     /// for room in the queue), or idle.
     threads: Vec<Producer>,
     queued: usize,
@@ -327,7 +338,7 @@ struct Stage {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Producer {
     Idle,
-    Making(Micros),
+    Making(TaskId),
     Holding,
 }
 
@@ -339,19 +350,19 @@ impl Stage {
         Stage { threads: vec![Producer::Idle; s.cpu_threads.max(1)], queued: 0, queue_depth: s.queue_depth, to_make }
     }
 
-    /// Moves every thread as far as it can at `now`; whether anything changed.
-    fn advance(&mut self, now: Micros) -> bool {
+    /// Moves every thread as far as it can at the host's current time; whether anything changed.
+    fn advance(&mut self, host: &mut Host) -> bool {
         let mut changed = false;
         for t in 0..self.threads.len() {
             loop {
                 let next = match self.threads[t] {
-                    Producer::Making(until) if until <= now => Producer::Holding,
+                    Producer::Making(task) if host.is_done(task) => Producer::Holding,
                     Producer::Holding if self.queued < self.queue_depth => {
                         self.queued += 1;
                         Producer::Idle
                     }
                     Producer::Idle => match self.to_make.pop_front() {
-                        Some(d) => Producer::Making(now + d),
+                        Some(d) => Producer::Making(host.start(TaskKind::Witness, d)),
                         None => break,
                     },
                     _ => break,
@@ -361,10 +372,6 @@ impl Stage {
             }
         }
         changed
-    }
-
-    fn next_wake(&self) -> Option<Micros> {
-        self.threads.iter().filter_map(|p| if let Producer::Making(t) = p { Some(*t) } else { None }).min()
     }
 }
 
@@ -418,9 +425,10 @@ impl<P: LockPolicy> Sim<'_, P> {
         match self.workers[w].state {
             State::Done => return Ok(false),
             State::Sleep(t) if t > now => return Ok(false),
+            State::Cpu(task) if !self.host.borrow().is_done(task) => return Ok(false),
             State::WaitOp(op) if !self.device.is_done(op) => return Ok(false),
             State::WaitIdle(_) if !self.device.idle() => return Ok(false),
-            State::Sleep(_) => self.workers[w].state = State::Ready,
+            State::Sleep(_) | State::Cpu(_) => self.workers[w].state = State::Ready,
             State::WaitOp(_) => {
                 self.device.sync_point();
                 self.workers[w].state = State::Ready;
@@ -439,7 +447,7 @@ impl<P: LockPolicy> Sim<'_, P> {
         let was_blocked = self.workers[w].state == State::Blocked;
         let mut next = self.workers[w].pc + 1;
         match step {
-            Step::Cpu(d) => self.workers[w].state = State::Sleep(now + d),
+            Step::Cpu(d) => self.workers[w].state = State::Cpu(self.host.borrow_mut().start(TaskKind::Lane, d)),
             Step::TakeWitness => {
                 let stage = self.stage.as_ref().expect("TakeWitness only with a witness stage");
                 let mut stage = stage.borrow_mut();
@@ -556,6 +564,7 @@ pub fn run_devices<P: LockPolicy>(scenarios: &[Scenario], policies: Vec<P>) -> R
         .iter()
         .find_map(|s| s.witness_stage)
         .map(|settings| Rc::new(RefCell::new(Stage::new(scenarios, settings))));
+    let host = Rc::new(RefCell::new(Host::new(scenarios.iter().find_map(|s| s.host))));
     let mut sims: Vec<Sim<'_, P>> = scenarios
         .iter()
         .zip(policies)
@@ -594,14 +603,14 @@ pub fn run_devices<P: LockPolicy>(scenarios: &[Scenario], policies: Vec<P>) -> R
                 workers,
                 retries: 0,
                 stage: scenario.witness_stage.and(stage.clone()),
+                host: host.clone(),
             }
         })
         .collect();
     loop {
         // Let every worker of every device act until nobody can at this instant.
         loop {
-            let now = sims.first().map_or(0, |s| s.device.now());
-            let mut any = stage.as_ref().is_some_and(|s| s.borrow_mut().advance(now));
+            let mut any = stage.as_ref().is_some_and(|s| s.borrow_mut().advance(&mut host.borrow_mut()));
             for sim in sims.iter_mut() {
                 for w in 0..sim.workers.len() {
                     while sim.step(w)? {
@@ -624,10 +633,13 @@ pub fn run_devices<P: LockPolicy>(scenarios: &[Scenario], policies: Vec<P>) -> R
                     .filter_map(|w| if let State::Sleep(t) = w.state { Some(t) } else { None })
                     .chain(sim.device.next_completion())
             })
-            .chain(stage.as_ref().and_then(|s| s.borrow().next_wake()))
+            .chain(host.borrow().next_completion())
             .min();
         match wake {
-            Some(t) => sims.iter_mut().for_each(|sim| sim.device.advance_to(t)),
+            Some(t) => {
+                sims.iter_mut().for_each(|sim| sim.device.advance_to(t));
+                host.borrow_mut().advance_to(t);
+            }
             None => {
                 let time = sims.first().map_or(0, |s| s.device.now());
                 let blocked = sims
