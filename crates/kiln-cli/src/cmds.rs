@@ -277,6 +277,19 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
+fn gib(bytes: u64) -> f64 {
+    bytes as f64 / (1u64 << 30) as f64
+}
+
+/// One line on a device's memory: what the VRAM plan reserved and what is in use on it.
+fn print_device_memory(reserved: u64, in_use: &str, total: u64) {
+    println!(
+        "          memory {:.2} GiB reserved by the VRAM plan; in use on the device {in_use} of {:.2} GiB",
+        gib(reserved),
+        gib(total)
+    );
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -517,6 +530,8 @@ struct RunReport {
     record_ms: f64,
     /// Peak resident host memory of the process after the run, if the OS says.
     peak_rss: Option<u64>,
+    /// The prover's device memory after the run (`None` on the CPU).
+    device_memory: Option<kiln_groth16::DeviceMemoryUse>,
     params_ms: f64,
     /// Where the parameters were made: "gpu", "cpu" (or loaded from the cache).
     setup_on: &'static str,
@@ -565,6 +580,7 @@ fn run_bench(args: &BenchArgs) -> Result<RunReport, CliError> {
     Ok(RunReport {
         record_ms: ms(record),
         peak_rss: peak_rss(),
+        device_memory: backend.device_memory(),
         params_ms: ms(params_time),
         setup_on: if gpu.is_some() { "gpu" } else { "cpu" },
         cached,
@@ -770,15 +786,12 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
                 );
             }
             if let Some(mem) = d.memory {
-                let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-                println!(
-                    "          memory {:.2} GiB reserved by the VRAM plan; in use on the device {:.2} GiB at the \
-                     batch's start, {:.2} at its end, of {:.2}",
-                    gib(mem.end.reserved),
+                let in_use = format!(
+                    "{:.2} GiB at the batch's start, {:.2} at its end",
                     gib(mem.start.in_use),
-                    gib(mem.end.in_use),
-                    gib(mem.end.total)
+                    gib(mem.end.in_use)
                 );
+                print_device_memory(mem.end.reserved, &in_use, mem.end.total);
             }
         }
         if !m.retired.is_empty() {
@@ -801,7 +814,7 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
         print_timings(&m.timings);
         println!("verify    {}", if args.no_verify { "skipped (--no-verify)" } else { "every proof VERIFIED" });
         if let Some(rss) = peak_rss() {
-            println!("memory    peak resident {:.2} GiB (host)", rss as f64 / (1u64 << 30) as f64);
+            println!("memory    peak resident {:.2} GiB (host)", gib(rss));
         }
     }
     Ok(())
@@ -823,6 +836,9 @@ fn report(args: &BenchArgs, r: &RunReport, demo: bool) -> CmdResult {
             "params_ms": r.params_ms,
             "setup_on": r.setup_on,
             "peak_rss_bytes": r.peak_rss,
+            "memory_reserved_bytes": r.device_memory.map(|m| m.reserved),
+            "memory_in_use_bytes": r.device_memory.map(|m| m.in_use),
+            "memory_total_bytes": r.device_memory.map(|m| m.total),
             "repeats": r.timings.len(),
             "witness": args.witness_kind(),
             "prove_ms": timings_json(&t),
@@ -862,7 +878,10 @@ fn report(args: &BenchArgs, r: &RunReport, demo: bool) -> CmdResult {
         );
         println!("verify    {:.1} ms: {}", ms(r.verify), if r.verified { "VERIFIED" } else { "FAILED" });
         if let Some(rss) = r.peak_rss {
-            println!("memory    peak resident {:.2} GiB (host)", rss as f64 / (1u64 << 30) as f64);
+            println!("memory    peak resident {:.2} GiB (host)", gib(rss));
+        }
+        if let Some(m) = r.device_memory {
+            print_device_memory(m.reserved, &format!("{:.2} GiB after the proofs", gib(m.in_use)), m.total);
         }
     }
     if r.verified { Ok(()) } else { Err(CliError::NotVerified { what: "the proof just made".into() }) }
