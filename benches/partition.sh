@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A Filecoin-class partition (issue 18), from kiln's GPU bundle (`bash bundle/run.sh
 # partition`) or any `kiln` binary (KILN=...): porep 2^LOG (default 27), parameters made on
-# the GPU in memory,
+# the GPU in memory (ARGS: more `kiln bench` arguments for every run, e.g. --prepare-ahead 0),
 #   1. N partitions (default 10) through the orchestrator with WORKERS workers: wall time,
 #      device busy fraction, the phases summed;
 #   2. one partition at a time, ROUNDS rounds: each phase's time for one partition alone.
@@ -17,6 +17,7 @@ N=${N:-10}
 WORKERS=${WORKERS:-2}
 ROUNDS=${ROUNDS:-2}
 RUNS=${RUNS:-batch single}
+ARGS=${ARGS:-}
 OUT=${OUT:-partition-out}
 BELLPERSON_VERIFY=${BELLPERSON_VERIFY:-}
 mkdir -p "$OUT"
@@ -33,7 +34,7 @@ run() { # $1 = run name, $2 = proofs to verify, rest = kiln bench arguments
     local name=$1 count=$2; shift 2
     sample "$OUT/$name.mem" & local sampler=$!
     RUST_LOG=${RUST_LOG:-info} "$KILN" bench --backend gpu --circuit porep --log-size "$LOG" --seed 1 \
-        --save-proofs "$OUT/$name" --json "$@" > "$OUT/$name.jsonl" 2> "$OUT/$name.log"
+        --save-proofs "$OUT/$name" --json $ARGS "$@" > "$OUT/$name.jsonl" 2> "$OUT/$name.log"
     local status=$?
     kill $sampler 2>/dev/null
     [ $status = 0 ] || { echo "$name failed ($status): $OUT/$name.log"; tail -5 "$OUT/$name.log"; return; }

@@ -150,7 +150,7 @@ const RUN_SH: &str = r#"#!/usr/bin/env bash
 #   orchestrator  porep 2^24 x10 at 1..4 workers, then under 24G and 16G budgets
 #             (orchestrator.sh: LOG, N, WORKERS, ROUNDS, BUDGETS, OUT)
 #   partition porep 2^27: ten partitions through the orchestrator, then one alone, memory
-#             sampled, proofs checked by bellperson (partition.sh: LOG, N, WORKERS, RUNS, OUT)
+#             sampled, proofs checked by bellperson (partition.sh: LOG, N, WORKERS, RUNS, ARGS, OUT)
 #   sass      per-kernel registers/stack/shared memory of every fatbin (cuobjdump), and the
 #             SASS of the field/curve bench kernels into sass-field_bench.txt (or $2/...)
 set -u -o pipefail

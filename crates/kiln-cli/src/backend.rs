@@ -76,6 +76,11 @@ pub struct BackendArgs {
     /// also KILN_VRAM_BUDGET). A budget below the SRS's size selects the streamed SRS.
     #[arg(long, value_parser = kiln_groth16::parse_bytes)]
     vram_budget: Option<u64>,
+    /// GPU: proofs that may do their host work (scalars, a, b, c) while every lane is busy,
+    /// each in page-locked buffers of its own (21 GiB at 2^27); default: one if the host has
+    /// room, else none. 0 turns it off.
+    #[arg(long)]
+    prepare_ahead: Option<usize>,
     /// `bench --partitions`: the GPUs to prove on, `all` or a list such as `0,1` (one prover
     /// each, work spread over their lanes); default: `--device` alone.
     #[arg(long, value_parser = parse_devices)]
@@ -188,6 +193,9 @@ impl BackendArgs {
         }
         if self.vram_budget.is_some() {
             options.vram_budget = self.vram_budget;
+        }
+        if self.prepare_ahead.is_some() {
+            options.prepare_ahead = self.prepare_ahead;
         }
         let prover = GpuProver::new(params, &options)?;
         if !quiet {

@@ -250,27 +250,9 @@ impl Drop for Bar {
 /// 2^27 witness is ~4 GiB, and sixteen of them beside 45 GiB of parameters do not fit.
 fn witness_threads(shape: &Shape, cores: usize, held: usize) -> usize {
     let witness = (shape.num_inputs() + shape.num_aux()) as u64 * 32;
-    let Some(available) = mem_available() else { return cores };
+    let Some(available) = kiln_cuda::host::available_bytes() else { return cores };
     let fit = (available / 2 / witness.max(1)) as usize;
     fit.saturating_sub(held).clamp(1, cores.max(1))
-}
-
-/// Host memory available for new allocations (Linux `MemAvailable`), if the OS says.
-fn mem_available() -> Option<u64> {
-    proc_kib("/proc/meminfo", "MemAvailable:")
-}
-
-/// A `<key> <n> kB` line of a /proc file, in bytes.
-fn proc_kib(path: &str, key: &str) -> Option<u64> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let line = text.lines().find(|l| l.starts_with(key))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
-/// Peak resident set size of this process (Linux `VmHWM`), for reports.
-fn peak_rss() -> Option<u64> {
-    proc_kib("/proc/self/status", "VmHWM:")
 }
 
 fn ms(d: Duration) -> f64 {
@@ -579,7 +561,7 @@ fn run_bench(args: &BenchArgs) -> Result<RunReport, CliError> {
     args.save_proofs(&params.vk, &[proof])?;
     Ok(RunReport {
         record_ms: ms(record),
-        peak_rss: peak_rss(),
+        peak_rss: kiln_cuda::host::peak_resident_bytes(),
         device_memory: backend.device_memory(),
         params_ms: ms(params_time),
         setup_on: if gpu.is_some() { "gpu" } else { "cpu" },
@@ -661,27 +643,28 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
     let provers = args.backend.provers(params.clone(), args.json)?;
     let prover = provers[0].clone();
     let backend = provers.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ");
-    let lanes: usize = provers.iter().map(|p| p.lanes()).sum();
+    let in_flight: usize = provers.iter().map(|p| p.in_flight()).sum();
     let options = ProveOptions { verify: !args.no_verify, ..ProveOptions::default() };
-    // On the GPU a worker proves on a lane of the VRAM plan: more workers than the plan
-    // granted lanes would only queue for them.
+    // On the GPU a worker proves on a lane of the VRAM plan, or prepares ahead of the lanes in
+    // a spare host set: more workers than that would only queue.
     let workers = match args.backend.workers() {
-        kiln_sched::Workers::Fixed(n) if prover.on_gpu() && n > prover.lanes() => {
+        kiln_sched::Workers::Fixed(n) if prover.on_gpu() && n > prover.in_flight() => {
             if !args.json {
                 eprintln!(
-                    "note: {n} workers asked, the VRAM plan granted {} lanes: {} workers",
+                    "note: {n} workers asked, the VRAM plan granted {} lanes and {} proofs prepare ahead: {} workers",
                     prover.lanes(),
-                    prover.lanes()
+                    prover.in_flight() - prover.lanes(),
+                    prover.in_flight()
                 );
             }
-            kiln_sched::Workers::Fixed(prover.lanes())
+            kiln_sched::Workers::Fixed(prover.in_flight())
         }
         w => w,
     };
     let defaults = kiln_sched::Config::default();
     let worker_count = match workers {
         kiln_sched::Workers::Fixed(n) => n,
-        kiln_sched::Workers::Auto => lanes.max(1),
+        kiln_sched::Workers::Auto => in_flight.max(1),
     };
     let asked = args.witness_threads.unwrap_or(if args.generic_witness { defaults.cpu_threads } else { 1 });
     let cpu_threads = witness_threads(&shape, asked, defaults.queue_depth + worker_count);
@@ -751,7 +734,7 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
                 "starved_wait_ms": ms(m.starved_wait),
                 "peak_queue_depth": m.peak_queue_depth,
                 "peak_witnesses": m.peak_witnesses,
-                "peak_rss_bytes": peak_rss(),
+                "peak_rss_bytes": kiln_cuda::host::peak_resident_bytes(),
                 "prove_ms": timings_json(&m.timings),
                 "verified": !args.no_verify,
             });
@@ -813,7 +796,7 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
         println!("phases summed over the batch:");
         print_timings(&m.timings);
         println!("verify    {}", if args.no_verify { "skipped (--no-verify)" } else { "every proof VERIFIED" });
-        if let Some(rss) = peak_rss() {
+        if let Some(rss) = kiln_cuda::host::peak_resident_bytes() {
             println!("memory    peak resident {:.2} GiB (host)", gib(rss));
         }
     }

@@ -30,6 +30,7 @@
 mod buf;
 mod device;
 mod error;
+pub mod host;
 mod memory;
 pub mod smoke;
 pub mod testing;

@@ -11,7 +11,7 @@ use kiln_cuda::testing::{gpu_or_skip, small_sizes};
 use kiln_groth16::circuits::{Builtin, Kind};
 use kiln_groth16::prover::conformance::check_prover;
 use kiln_groth16::{
-    CpuProver, GpuOptions, GpuProver, NoProgress, Parameters, Proof, ProveOptions, Shape, SrsMode, Trapdoor,
+    CpuProver, GpuOptions, GpuProver, NoProgress, Parameters, Proof, ProveOptions, Prover, Shape, SrsMode, Trapdoor,
     create_proofs_recorded, create_proofs_with, gpu_setup, random_setup, setup_with_trapdoor,
 };
 use rand::{RngCore, SeedableRng};
@@ -50,9 +50,9 @@ enum Expect {
 }
 
 /// GPU and CPU proofs of a batch are byte-identical for the same (r, s), and verify with
-/// bellperson's verifier.
-fn gpu_equals_cpu(kind: Kind, log: u32, batch: u64, options: &GpuOptions, expect: Expect) {
-    let Some(_device) = gpu_or_skip("gpu_equals_cpu") else { return };
+/// bellperson's verifier. Returns the GPU prover (`None` without a GPU).
+fn gpu_equals_cpu(kind: Kind, log: u32, batch: u64, options: &GpuOptions, expect: Expect) -> Option<GpuProver> {
+    let _device = gpu_or_skip("gpu_equals_cpu")?;
     let ctx = format!("{kind} 2^{log} x{batch}");
     let seed = rand::thread_rng().next_u64();
     println!("{ctx}: witness seed {seed}");
@@ -78,6 +78,7 @@ fn gpu_equals_cpu(kind: Kind, log: u32, batch: u64, options: &GpuOptions, expect
         assert_eq!(recorded[i].to_bytes(), theirs[i].to_bytes(), "{ctx}: proof {i}: recorded GPU bytes differ");
         assert!(bellperson_verifies(&params, &ours[i], &c.public_inputs()), "{ctx}: proof {i}: bellperson rejects it");
     }
+    Some(gpu)
 }
 
 /// The GPU setup (fixed-base products and inverse FFT on the device, QAP from the recorded
@@ -195,6 +196,21 @@ fn pieces_under_a_budget_between_give_the_same_proofs() {
         pieced_kinds.push(kind);
     }
     assert!(pieced_kinds.contains(&Kind::Porep), "porep (B a quarter of L) is offered pieces: {pieced_kinds:?}");
+}
+
+/// One lane and two spare host sets: proofs that would wait for the busy lane do all their host
+/// work first, in a set of their own; their proofs equal the CPU prover's (synthesized and
+/// recorded paths) and bellperson's verifier accepts them.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-bundle"]
+fn proofs_prepared_ahead_of_a_busy_lane_are_the_same() {
+    let log = if small_sizes() { 10 } else { 16 };
+    let options = GpuOptions { workers: 1, prepare_ahead: Some(2), ..GpuOptions::default() };
+    let Some(gpu) = gpu_equals_cpu(Kind::Porep, log, 6, &options, Expect::Resident) else { return };
+    assert_eq!((gpu.lanes(), gpu.in_flight()), (1, 3), "plan:\n{}", gpu.plan());
+    // Two batches of six on three threads and one lane: every thread but the lane's prepares ahead.
+    println!("{} of 12 proofs prepared ahead", gpu.prepared_ahead());
+    assert!(gpu.prepared_ahead() >= 2, "{} proofs prepared ahead", gpu.prepared_ahead());
 }
 
 /// (current, high-water) bytes of the device's default memory pool: every stream-ordered

@@ -6,6 +6,7 @@
 
 use blst::{MultiPoint, blst_p1, blst_p1_affine, blst_p2, blst_p2_affine};
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use ff::Field;
 use group::Group;
 
 use crate::{Density, MsmError};
@@ -69,15 +70,9 @@ pub fn msm_g2(bases: &[G2Affine], scalars: &[Scalar]) -> Result<G2Projective, Ms
 /// The scalars of the variables whose density bit is set, in order (bellperson's semantics:
 /// `scalars` has one entry per variable, bases one per set bit).
 pub fn gather_dense(density: &Density, scalars: &[Scalar], bases: usize) -> Result<Vec<Scalar>, MsmError> {
-    if scalars.len() != density.len() || bases != density.count_ones() {
-        return Err(MsmError::DensityMismatch {
-            density_len: density.len(),
-            density_ones: density.count_ones(),
-            scalars: scalars.len(),
-            bases,
-        });
-    }
-    Ok(density.iter_ones().map(|i| scalars[i]).collect())
+    let mut dense = vec![Scalar::ZERO; bases];
+    density.gather_into(scalars, &mut dense)?;
+    Ok(dense)
 }
 
 /// `Σ_{i: density bit i set} scalars[i] · bases[rank(i)]` in G1, where `rank(i)` is the number

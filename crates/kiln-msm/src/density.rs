@@ -1,5 +1,9 @@
 //! Density masks: which variables of a query have a base.
 
+use rayon::prelude::*;
+
+use crate::MsmError;
+
 /// A bitmap over all `n` variables: bit `i` set means variable `i` has a base in the query
 /// (bellperson's `DensityTracker` semantics). Bases are stored only for set bits, in order.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -73,6 +77,48 @@ impl Density {
     }
 }
 
+impl Density {
+    /// `dst` = the values of `src` at the set bits, in order, gathered in parallel (blocks of
+    /// the bitmap, each written at its offset from a prefix count: no index list is built).
+    /// `src` has one value per variable, `dst` one per set bit.
+    ///
+    /// # Errors
+    /// [`MsmError::DensityMismatch`] when `src` or `dst` has another length.
+    pub fn gather_into<T: Copy + Send + Sync>(&self, src: &[T], dst: &mut [T]) -> Result<(), MsmError> {
+        if src.len() != self.len || dst.len() != self.ones {
+            return Err(MsmError::DensityMismatch {
+                density_len: self.len,
+                density_ones: self.ones,
+                scalars: src.len(),
+                bases: dst.len(),
+            });
+        }
+        // 4096 variables a block: enough work per task, few blocks to count serially.
+        const WORDS: usize = 64;
+        let blocks = self.words.chunks(WORDS);
+        let mut outs = Vec::with_capacity(blocks.len());
+        let mut rest = dst;
+        for block in blocks {
+            let ones = block.iter().map(|w| w.count_ones() as usize).sum();
+            let (out, tail) = rest.split_at_mut(ones);
+            outs.push(out);
+            rest = tail;
+        }
+        self.words.par_chunks(WORDS).zip(outs).enumerate().for_each(|(b, (block, out))| {
+            let mut next = out.iter_mut();
+            for (w, &word) in block.iter().enumerate() {
+                let mut bits = word;
+                while bits != 0 {
+                    let i = (b * WORDS + w) * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    *next.next().expect("a block's slot per set bit") = src[i];
+                }
+            }
+        });
+        Ok(())
+    }
+}
+
 impl FromIterator<bool> for Density {
     fn from_iter<I: IntoIterator<Item = bool>>(iter: I) -> Self {
         let mut d = Density::default();
@@ -103,5 +149,26 @@ mod tests {
             let want: Vec<usize> = bits.iter().enumerate().filter(|(_, b)| **b).map(|(i, _)| i).collect();
             prop_assert_eq!(ones, want);
         }
+
+        #[test]
+        fn gather_takes_the_set_bits_in_order(bits in proptest::collection::vec(any::<bool>(), 0..20_000)) {
+            let d = Density::new(bits.clone());
+            let src: Vec<u32> = (0..bits.len() as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+            let mut dst = vec![u32::MAX; d.count_ones()];
+            d.gather_into(&src, &mut dst).unwrap();
+            let want: Vec<u32> = d.iter_ones().map(|i| src[i]).collect();
+            prop_assert_eq!(dst, want);
+        }
+    }
+
+    #[test]
+    fn gather_refuses_other_lengths() {
+        let d = Density::new(vec![true, false, true]);
+        let mut two = [0u8; 2];
+        assert!(d.gather_into(&[1u8, 2], &mut two).is_err(), "src shorter than the mask");
+        let mut three = [0u8; 3];
+        assert!(d.gather_into(&[1u8, 2, 3], &mut three).is_err(), "dst longer than the set bits");
+        d.gather_into(&[1u8, 2, 3], &mut two).unwrap();
+        assert_eq!(two, [1, 3]);
     }
 }

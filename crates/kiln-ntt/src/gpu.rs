@@ -33,6 +33,15 @@ use crate::{Domain, NttError};
 /// u64 words per scalar.
 const WORDS: usize = <Scalar as DeviceLayout>::WORDS;
 
+/// One input of [`GpuDomain::h_step_from_host`].
+#[derive(Clone, Copy)]
+pub enum HostInput<'a> {
+    /// In pinned host memory: uploaded by the H step.
+    Pinned(&'a PinnedHostSlice<u64>),
+    /// Already enqueued on the copy stream ([`GpuDomain::upload_input`]).
+    Uploaded,
+}
+
 /// Extra device bytes [`GpuDomain::h_step`] needs beyond a, b and c themselves: the resident
 /// twiddle tables of the domain, 16 bytes per point (`ω^x` for every `x <= n/2`: 2 GiB at 2^27)
 /// plus a few hundred KiB. Held once per [`GpuDomain`], which workers share. For the VRAM planner.
@@ -162,12 +171,14 @@ impl GpuDomain {
         self.h_step_after(stream, [a, b, c], None)
     }
 
-    /// The H step with its input streamed from pinned host memory: uploads `a_host`,
-    /// `b_host`, `c_host` (scalars as `u64` words, see [`DeviceLayout::as_u64s`]; each at
-    /// most `n` scalars, zero-padded to `n` on the device) into `a`, `b`, `c` on
-    /// `copy_stream`, one copy and one event per vector, and runs the H step on `stream`,
-    /// each vector's transforms waiting only for that vector's copy: the 2 transforms of a
-    /// (about 2/7 of the work) overlap the uploads of b and c. `h` ends in `a` as with
+    /// The H step with its input streamed from pinned host memory: each of a, b, c given as
+    /// [`HostInput::Pinned`] (scalars as `u64` words, see [`DeviceLayout::as_u64s`]; at most
+    /// `n` scalars, zero-padded to `n` on the device) is uploaded into its device vector on
+    /// `copy_stream`, one copy and one event per vector, and the H step runs on `stream`, each
+    /// vector's transforms waiting only for that vector's copy: the 2 transforms of a (about
+    /// 2/7 of the work) overlap the uploads of b and c. A vector given as
+    /// [`HostInput::Uploaded`] was enqueued earlier on `copy_stream` by
+    /// [`GpuDomain::upload_input`] (its transforms wait for that copy). `h` ends in `a` as with
     /// [`GpuDomain::h_step`]; everything later on `stream` sees it.
     ///
     /// Only enqueues work. `copy_stream` first waits for the work already on `stream` (which
@@ -176,51 +187,82 @@ impl GpuDomain {
     /// refilled for the next proof at once. `copy_stream` must be another stream of the same
     /// device (`Device::new_stream`); with `copy_stream == stream` it is correct but nothing
     /// overlaps.
-    #[allow(clippy::too_many_arguments)]
     pub fn h_step_from_host(
         &self,
         stream: &Arc<CudaStream>,
         copy_stream: &Arc<CudaStream>,
-        a_host: &PinnedHostSlice<u64>,
-        b_host: &PinnedHostSlice<u64>,
-        c_host: &PinnedHostSlice<u64>,
-        a: &mut CudaSlice<u64>,
-        b: &mut CudaSlice<u64>,
-        c: &mut CudaSlice<u64>,
+        host: [HostInput<'_>; 3],
+        [a, b, c]: [&mut CudaSlice<u64>; 3],
     ) -> Result<(), NttError> {
         self.check(a, "gpu::h_step_from_host a")?;
         self.check(b, "gpu::h_step_from_host b")?;
         self.check(c, "gpu::h_step_from_host c")?;
-        let n = self.domain.size();
-        for (h, what) in [
-            (a_host, "gpu::h_step_from_host a_host"),
-            (b_host, "gpu::h_step_from_host b_host"),
-            (c_host, "gpu::h_step_from_host c_host"),
-        ] {
-            let words = h.len();
-            if words % WORDS != 0 {
-                return Err(NttError::Layout(LayoutError::Ragged { len: words, ty: "fr_t", per: WORDS }));
-            }
-            if words / WORDS > n {
-                return Err(NttError::InputTooLong { what, len: words / WORDS, size: n });
+        let whats = ["gpu::h_step_from_host a_host", "gpu::h_step_from_host b_host", "gpu::h_step_from_host c_host"];
+        for (h, what) in host.iter().zip(whats) {
+            if let HostInput::Pinned(h) = h {
+                self.check_input(h, what)?;
             }
         }
-        // Write-after-read: earlier work on `stream` (the previous proof's H step or MSM) may
-        // still read a, b, c; the uploads must not overwrite them before it is done.
-        copy_stream.join(stream).ctx("cuStreamWaitEvent(h step copies after compute)")?;
         let mut ready = Vec::with_capacity(3);
-        for (h, d) in [(a_host, &mut *a), (b_host, &mut *b), (c_host, &mut *c)] {
-            let words = h.len();
-            if words > 0 {
-                copy_stream.memcpy_htod(h, &mut d.slice_mut(..words)).ctx("cuMemcpyHtoDAsync(h step input)")?;
+        for (h, d) in host.into_iter().zip([&mut *a, &mut *b, &mut *c]) {
+            if let HostInput::Pinned(h) = h {
+                self.enqueue_upload(stream, copy_stream, h, d)?;
             }
-            if words < d.len() {
-                copy_stream.memset_zeros(&mut d.slice_mut(words..)).ctx("cuMemsetD8Async(h step zero padding)")?;
-            }
+            // After the vector's copy, whenever it was enqueued: the copy stream runs in order.
             ready.push(copy_stream.record_event(None).ctx("cuEventRecord(h step input copied)")?);
         }
         let ready: [CudaEvent; 3] = ready.try_into().unwrap_or_else(|_| unreachable!("three vectors, three events"));
         self.h_step_after(stream, [a, b, c], Some(ready))
+    }
+
+    /// Enqueues the upload of one H step input (`host`, at most `n` scalars, zero-padded to
+    /// `n`) into `dev` on `copy_stream`, after the work already on `stream` (which may still
+    /// read `dev`): pass it later as [`HostInput::Uploaded`] to
+    /// [`GpuDomain::h_step_from_host`] with the same streams. Lets a caller whose input is
+    /// ready early move its copy off the H step's critical path.
+    pub fn upload_input(
+        &self,
+        stream: &Arc<CudaStream>,
+        copy_stream: &Arc<CudaStream>,
+        host: &PinnedHostSlice<u64>,
+        dev: &mut CudaSlice<u64>,
+    ) -> Result<(), NttError> {
+        self.check(dev, "gpu::upload_input dev")?;
+        self.check_input(host, "gpu::upload_input host")?;
+        self.enqueue_upload(stream, copy_stream, host, dev)
+    }
+
+    /// A host input's length: whole scalars, at most `n`.
+    fn check_input(&self, host: &PinnedHostSlice<u64>, what: &'static str) -> Result<(), NttError> {
+        let words = host.len();
+        if words % WORDS != 0 {
+            return Err(NttError::Layout(LayoutError::Ragged { len: words, ty: "fr_t", per: WORDS }));
+        }
+        if words / WORDS > self.domain.size() {
+            return Err(NttError::InputTooLong { what, len: words / WORDS, size: self.domain.size() });
+        }
+        Ok(())
+    }
+
+    /// The copy (and zero padding) of a checked input on `copy_stream`, after `stream`'s work.
+    fn enqueue_upload(
+        &self,
+        stream: &Arc<CudaStream>,
+        copy_stream: &Arc<CudaStream>,
+        host: &PinnedHostSlice<u64>,
+        dev: &mut CudaSlice<u64>,
+    ) -> Result<(), NttError> {
+        // Write-after-read: earlier work on `stream` (the previous proof's H step or MSM) may
+        // still read `dev`; the upload must not overwrite it before that is done.
+        copy_stream.join(stream).ctx("cuStreamWaitEvent(h step copies after compute)")?;
+        let words = host.len();
+        if words > 0 {
+            copy_stream.memcpy_htod(host, &mut dev.slice_mut(..words)).ctx("cuMemcpyHtoDAsync(h step input)")?;
+        }
+        if words < dev.len() {
+            copy_stream.memset_zeros(&mut dev.slice_mut(words..)).ctx("cuMemsetD8Async(h step zero padding)")?;
+        }
+        Ok(())
     }
 
     /// The H step's launches; vector i's first launch waits for `ready[i]` when given.

@@ -11,7 +11,7 @@ use kiln_cuda::testing::{gpu_or_skip, small_sizes};
 use kiln_cuda::{CudaResultExt, Device, alloc_pinned, alloc_poisoned, check_stream};
 use kiln_field::DeviceLayout;
 use kiln_ntt::conformance::{GpuNtt, check_ntt};
-use kiln_ntt::gpu::GpuDomain;
+use kiln_ntt::gpu::{GpuDomain, HostInput};
 use kiln_ntt::{Domain, NttError, cpu};
 use rand::SeedableRng;
 use rayon::prelude::*;
@@ -93,12 +93,20 @@ fn gpu_h_step_from_pinned_host_matches_cpu() {
         let mut bufs: Vec<CudaSlice<u64>> = (0..3).map(|_| alloc_poisoned::<u64>(&stream, n * 4).unwrap()).collect();
         let [da, db, dc] = &mut bufs[..] else { unreachable!() };
         // Full-length inputs, then shorter ones (zero-padded on the device) into the same
-        // buffers: the second call must overwrite everything the first left there.
-        let cases = [("full", n, n, n), ("padded", n - 1, n / 2, 1)];
-        for (name, la, lb, lc) in cases {
+        // buffers: each call must overwrite everything the one before left there. The last
+        // uploads a first (`upload_input`), as a caller with its input ready early does.
+        let cases = [("full", n, n, n, false), ("padded", n - 1, n / 2, 1, false), ("a first", n / 2, n, n - 1, true)];
+        for (name, la, lb, lc, a_first) in cases {
             let (a, b, c) = (random(la), random(lb), random(lc));
             let (pa, pb, pc) = (pinned(&device, &a), pinned(&device, &b), pinned(&device, &c));
-            gd.h_step_from_host(&stream, &copy_stream, &pa, &pb, &pc, da, db, dc).unwrap();
+            let a_in = if a_first {
+                gd.upload_input(&stream, &copy_stream, &pa, da).unwrap();
+                HostInput::Uploaded
+            } else {
+                HostInput::Pinned(&pa)
+            };
+            let input = [a_in, HostInput::Pinned(&pb), HostInput::Pinned(&pc)];
+            gd.h_step_from_host(&stream, &copy_stream, input, [&mut *da, &mut *db, &mut *dc]).unwrap();
             let got = download(&stream, da);
             let want = cpu::h_poly(&d, a, b, c).unwrap();
             assert_same(&got, &want, &format!("h_step_from_host ({name}: {la}, {lb}, {lc} of {n}) at 2^{log_n}"));
@@ -152,11 +160,17 @@ fn gpu_rejects_wrong_lengths() {
     let copy_stream = device.new_stream().unwrap();
     let mut c = upload(&stream, &random(16));
     let (ok, long) = (pinned(&device, &random(16)), pinned(&device, &random(17)));
-    let err = gd.h_step_from_host(&stream, &copy_stream, &ok, &ok, &long, &mut a, &mut b, &mut c).unwrap_err();
+    let pinned3 = |x, y, z| [HostInput::Pinned(x), HostInput::Pinned(y), HostInput::Pinned(z)];
+    let err =
+        gd.h_step_from_host(&stream, &copy_stream, pinned3(&ok, &ok, &long), [&mut a, &mut b, &mut c]).unwrap_err();
     assert!(matches!(err, NttError::InputTooLong { len: 17, size: 16, .. }), "{err}");
     let ragged = alloc_pinned::<u64>(&device, 4 * 3 + 1, true).unwrap();
-    let err = gd.h_step_from_host(&stream, &copy_stream, &ragged, &ok, &ok, &mut a, &mut b, &mut c).unwrap_err();
+    let err =
+        gd.h_step_from_host(&stream, &copy_stream, pinned3(&ragged, &ok, &ok), [&mut a, &mut b, &mut c]).unwrap_err();
     assert!(matches!(err, NttError::Layout(_)), "{err}");
-    let err = gd.h_step_from_host(&stream, &copy_stream, &ok, &ok, &ok, &mut a, &mut b, &mut short).unwrap_err();
+    let err =
+        gd.h_step_from_host(&stream, &copy_stream, pinned3(&ok, &ok, &ok), [&mut a, &mut b, &mut short]).unwrap_err();
     assert!(matches!(err, NttError::LengthMismatch { .. }), "{err}");
+    let err = gd.upload_input(&stream, &copy_stream, &long, &mut a).unwrap_err();
+    assert!(matches!(err, NttError::InputTooLong { len: 17, size: 16, .. }), "{err}");
 }

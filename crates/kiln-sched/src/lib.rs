@@ -7,8 +7,9 @@
 //! 1. a CPU stage of `cpu_threads` threads generating witnesses ([`Job`]'s circuit run
 //!    through the shape), into a **bounded** queue: host memory is bounded by the queue,
 //!    not by the number of jobs submitted;
-//! 2. a proving stage of one worker per prover lane ([`kiln_groth16::Prover::lanes`]: a GPU
-//!    prover's VRAM plan workers), each proving one witness per call of
+//! 2. a proving stage of one worker per proof a prover works on at once
+//!    ([`kiln_groth16::Prover::in_flight`]: a GPU prover's VRAM plan workers, and the proofs
+//!    that prepare ahead of them on the host), each proving one witness per call of
 //!    [`kiln_groth16::prove_witnesses`]; a GPU prover takes a lane of its kiln-lock policy
 //!    per call, so one worker's uploads overlap another's compute without any device-global
 //!    call on the proving path (ARCHITECTURE.md §1).

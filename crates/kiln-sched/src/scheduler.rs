@@ -27,8 +27,8 @@ pub type SharedProver = Arc<dyn Prover + Send + Sync>;
 /// How many proving workers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Workers {
-    /// One per lane of every prover ([`Prover::lanes`]: a GPU prover's VRAM plan workers, 1
-    /// for the CPU prover).
+    /// As many as every prover works on at once ([`Prover::in_flight`]: a GPU prover's lanes
+    /// and the proofs that prepare ahead of them, 1 for the CPU prover).
     Auto,
     /// This many, spread over the provers in turn. More than the provers' lanes only queue
     /// inside the provers (a worker waits for a free lane).
@@ -239,7 +239,7 @@ impl Scheduler {
         }
         match self.config.workers {
             Workers::Auto => {
-                live.iter().flat_map(|&i| std::iter::repeat_n(i, self.provers[i].lanes().max(1))).collect()
+                live.iter().flat_map(|&i| std::iter::repeat_n(i, self.provers[i].in_flight().max(1))).collect()
             }
             Workers::Fixed(n) => (0..n).map(|k| live[k % live.len()]).collect(),
         }

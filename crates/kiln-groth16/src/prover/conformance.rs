@@ -20,9 +20,7 @@ use group::Group;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
-use super::{
-    ProveOptions, Prover, Sums, Timings, create_proofs_recorded, create_proofs_with, epilogue, gather_dense as dense,
-};
+use super::{ProveOptions, Prover, Sums, Timings, create_proofs_recorded, create_proofs_with, epilogue};
 use crate::circuits::{Builtin, Kind};
 use crate::error::Groth16Error;
 use crate::params::Parameters;
@@ -88,6 +86,10 @@ pub fn reference_sums(params: &Parameters, asg: &Assignment) -> Result<Sums, Gro
     }
     fn dot2(bases: &[G2Affine], scalars: impl Iterator<Item = Scalar>) -> G2Projective {
         bases.iter().zip(scalars).fold(G2Projective::identity(), |acc, (b, s)| acc + G2Projective::from(*b) * s)
+    }
+    // The values set in a density, one by one: a reference apart from the provers' gathers.
+    fn dense(values: &[Scalar], density: &kiln_msm::Density) -> Vec<Scalar> {
+        density.iter_ones().map(|i| values[i]).collect()
     }
     let domain = kiln_ntt::Domain::for_size(asg.a.len())?;
     let h = kiln_ntt::cpu::h_poly(&domain, asg.a.clone(), asg.b.clone(), asg.c.clone())?;

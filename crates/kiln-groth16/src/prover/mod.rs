@@ -80,11 +80,17 @@ pub trait Prover: Sync {
         false
     }
 
-    /// How many proofs it can work on at once when called from that many threads (one circuit
-    /// per call): the GPU prover's lanes (its VRAM plan's workers), 1 for the CPU prover,
-    /// whose phases already use every core. A scheduler runs this many proving workers.
+    /// How many proofs its device works on at once: the GPU prover's lanes (its VRAM plan's
+    /// workers), 1 for the CPU prover, whose phases already use every core.
     fn lanes(&self) -> usize {
         1
+    }
+
+    /// How many proofs it works on at once when called from that many threads (one circuit
+    /// per call): its lanes, plus those that prepare ahead on the host while every lane is busy
+    /// (the GPU prover's spare page-locked sets). A scheduler runs this many proving workers.
+    fn in_flight(&self) -> usize {
+        self.lanes()
     }
 
     /// Time since it was built during which its device was working on a proof: at least one
@@ -430,12 +436,6 @@ fn epilogue(params: &Parameters, sums: &Sums, r: Scalar, s: Scalar) -> Proof {
         + sums.h
         + sums.l;
     Proof { a: g_a.to_affine(), b: g_b.to_affine(), c: g_c.to_affine() }
-}
-
-/// The aux scalars of the variables set in `density`, in order (the scalars of a compacted
-/// query such as A's or B's aux part).
-pub(crate) fn gather_dense(aux: &[Scalar], density: &kiln_msm::Density) -> Vec<Scalar> {
-    density.iter_ones().map(|i| aux[i]).collect()
 }
 
 /// Adds the time since `start` to `phase`, returning its value for chaining.

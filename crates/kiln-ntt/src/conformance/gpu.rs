@@ -9,7 +9,7 @@ use kiln_cuda::{CudaResultExt, Device, DeviceBuf, DeviceMemory, PoolMemory, allo
 use kiln_field::DeviceLayout;
 
 use super::{NttBackend, Transform};
-use crate::gpu::GpuDomain;
+use crate::gpu::{GpuDomain, HostInput};
 use crate::{Domain, NttError};
 
 /// The GPU NTT as an [`NttBackend`], for tests: one [`GpuDomain`] per size (built on first
@@ -107,7 +107,12 @@ impl NttBackend for GpuNtt {
             gd.h_step(&self.stream, &mut da, &mut db, &mut dc)?;
         } else {
             let (pa, pb, pc) = (self.pinned(a)?, self.pinned(b)?, self.pinned(c)?);
-            gd.h_step_from_host(&self.stream, &self.copy_stream, &pa, &pb, &pc, &mut da, &mut db, &mut dc)?;
+            gd.h_step_from_host(
+                &self.stream,
+                &self.copy_stream,
+                [HostInput::Pinned(&pa), HostInput::Pinned(&pb), HostInput::Pinned(&pc)],
+                [&mut da, &mut db, &mut dc],
+            )?;
         }
         self.download(&da)
     }

@@ -23,27 +23,29 @@
 //! proof on one lane); this file builds the prover and spreads a batch over its lanes.
 
 mod fault;
+mod host;
 mod job;
 mod options;
 mod proof;
 
 pub use options::{GpuOptions, SrsMode, parse_bytes};
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use blstrs::Scalar;
-use kiln_cuda::cudarc::driver::{CudaStream, PinnedHostSlice};
-use kiln_cuda::{Device, DeviceBuf, DeviceMemory, alloc_pinned, check_stream};
+use kiln_cuda::cudarc::driver::CudaStream;
+use kiln_cuda::{Device, DeviceBuf, DeviceMemory, check_stream};
 use kiln_field::DeviceLayout;
 use kiln_lock::{Lanes, SharedPolicy, WorkerId};
-use kiln_msm::gpu::{Curve, GpuBases, MsmContext, Scalars, scratch_bytes};
+use kiln_msm::gpu::{Curve, GpuBases, MsmContext, scratch_bytes};
 use kiln_ntt::Domain;
 use kiln_ntt::gpu::{GpuDomain, h_step_bytes};
 use kiln_vram::{ALIGN, Arena, Plan, PlanInput, SrsPlacement, Vram, measure_free};
 
-use self::job::{DenseIndex, Job};
+use self::host::{HostSet, HostSets};
+use self::job::Job;
 use super::{Prover, Sums, Timings};
 use crate::busy::BusyClock;
 use crate::error::Groth16Error;
@@ -79,76 +81,24 @@ fn resident_pieces(
     Ok(bases.chunks(piece.max(1)).map(|p| GpuBases::g1(device, p, arena)).collect::<Result<_, _>>()?)
 }
 
-/// One lane's state: its streams, buffers and MSM contexts.
+/// One lane's device state: its streams, buffers and MSM contexts. (A proof's host side, its
+/// page-locked buffers, is a [`HostSet`] of its own: see [`host`].)
 struct Worker {
     stream: Arc<CudaStream>,
     copy: Arc<CudaStream>,
     abc: [DeviceBuf<u64>; 3],
-    host_abc: [PinnedHostSlice<u64>; 3],
     g1: MsmContext,
     g2: MsmContext,
     /// Chunk buffers of the streamed SRS (G1, G2); `None` when resident.
     chunks: Option<(GpuBases, GpuBases)>,
-    /// The current proof's L (aux), A and B scalars in page-locked memory (B's gathered there
-    /// in the memory phase, L's and A's beside B's sums), so the uploads need no host wait: from
-    /// pageable memory every upload waited for the stream and was staged through the driver.
-    host_scalars: HostScalars,
-}
-
-/// A lane's page-locked scalar buffers, one per query, sized once for the parameters.
-struct HostScalars {
-    /// L's: every aux value.
-    aux: Staged,
-    /// A's: the inputs, then A's dense aux.
-    a: Staged,
-    /// B's (G1 and G2): B's dense inputs, then B's dense aux.
-    b: Staged,
-}
-
-impl HostScalars {
-    /// Not write-combined: the streamed path reads them back on the host.
-    fn new(device: &Device, s: &Sizing) -> Result<HostScalars, Groth16Error> {
-        let words = <Scalar as DeviceLayout>::WORDS;
-        let staged = |n: usize| -> Result<_, Groth16Error> {
-            Ok(Staged(if n == 0 { None } else { Some(alloc_pinned(device, words * n, false)?) }))
-        };
-        Ok(HostScalars { aux: staged(s.aux)?, a: staged(s.a)?, b: staged(s.b)? })
-    }
-}
-
-/// One query's scalars in page-locked memory (`None` for an empty query: the driver cannot
-/// page-lock zero bytes).
-struct Staged(Option<PinnedHostSlice<u64>>);
-
-impl Staged {
-    fn pinned(&self) -> Option<&PinnedHostSlice<u64>> {
-        self.0.as_ref()
-    }
-
-    /// The scalars for an MSM context to upload.
-    fn scalars(&self) -> Scalars<'_> {
-        self.pinned().map_or(Scalars::Host(&[]), Scalars::Pinned)
-    }
-
-    /// The buffer as scalars to write, once the uploads still reading it are done.
-    fn view_mut(&mut self) -> Result<&mut [Scalar], Groth16Error> {
-        let Some(buf) = &mut self.0 else { return Ok(&mut []) };
-        let words = buf.as_mut_slice().map_err(|e| kiln_cuda::CudaError::driver("pinned scalars wait", e))?;
-        Ok(Scalar::from_u64s_mut(words).map_err(kiln_ntt::NttError::from)?)
-    }
-
-    /// The buffer as scalars to read (the streamed SRS path sums them in host-sized chunks).
-    fn view(&self) -> Result<&[Scalar], Groth16Error> {
-        let Some(buf) = self.pinned() else { return Ok(&[]) };
-        let words = buf.as_slice().map_err(|e| kiln_cuda::CudaError::driver("pinned scalars wait", e))?;
-        Ok(Scalar::from_u64s_ref(words).map_err(kiln_ntt::NttError::from)?)
-    }
 }
 
 struct State {
     domain: GpuDomain,
     srs: Option<ResidentSrs>,
     workers: Vec<Mutex<Worker>>,
+    /// One per lane, plus the spares of proofs that prepare ahead.
+    host_sets: HostSets,
 }
 
 /// The sizes the prover was built for (from the parameters).
@@ -225,6 +175,8 @@ pub struct GpuProver {
     /// The most points of one G1 sum over H, L or A (all of them, unless the plan chose
     /// pieces: see [`ResidentSrs`]).
     piece: usize,
+    /// Proofs that did their host work before waiting for a lane ([`GpuProver::prepared_ahead`]).
+    prepared_ahead: AtomicU64,
 }
 
 impl std::fmt::Debug for GpuProver {
@@ -297,14 +249,18 @@ impl GpuProver {
             fail_launch_on_input: options.fail_launch_on_input,
             busy: BusyClock::default(),
             piece: pieced.filter(|_| plan_pieces).unwrap_or_else(|| sizing.g1_whole()),
+            prepared_ahead: AtomicU64::new(0),
         };
+        let sets =
+            prover.plan.workers + options.prepare_ahead.unwrap_or_else(|| spare_sets(&sizing, prover.plan.workers));
         // On error, dropping `prover` gives the arenas back.
-        prover.state = Some(prover.fill(chunk, streamed_cap)?);
+        prover.state = Some(prover.fill(chunk, streamed_cap, sets)?);
         Ok(prover)
     }
 
-    /// Builds the domain, the resident SRS and the workers inside the provisioned arenas.
-    fn fill(&self, chunk: usize, streamed_cap: usize) -> Result<State, Groth16Error> {
+    /// Builds the domain, the resident SRS and the workers inside the provisioned arenas, and
+    /// `sets` host sets.
+    fn fill(&self, chunk: usize, streamed_cap: usize, sets: usize) -> Result<State, Groth16Error> {
         let (vram, domain_arena) = self.memory.as_ref().expect("memory is provisioned before fill");
         let d = &self.device;
         let p = &*self.params;
@@ -336,8 +292,6 @@ impl GpuProver {
                 arena.take_poisoned::<u64>(&stream, words, "b")?,
                 arena.take_poisoned::<u64>(&stream, words, "c")?,
             ];
-            let host_abc =
-                [alloc_pinned(d, words, true)?, alloc_pinned(d, words, true)?, alloc_pinned(d, words, true)?];
             let (g1_cap, g2_cap, chunks) = match self.mode {
                 SrsMode::Resident => (s.g1_capacity(self.piece), s.b.max(1), None),
                 SrsMode::Streamed => {
@@ -349,8 +303,7 @@ impl GpuProver {
             };
             let g1 = MsmContext::on_stream(d, stream.clone(), Curve::G1, g1_cap, arena)?;
             let g2 = MsmContext::new(d, Curve::G2, g2_cap, arena)?;
-            let host_scalars = HostScalars::new(d, &s)?;
-            workers.push(Mutex::new(Worker { stream, copy, abc, host_abc, g1, g2, chunks, host_scalars }));
+            workers.push(Mutex::new(Worker { stream, copy, abc, g1, g2, chunks }));
         }
         check_stream(&setup)?;
         for w in &workers {
@@ -358,7 +311,16 @@ impl GpuProver {
             check_stream(&w.stream)?;
             check_stream(w.g2.stream())?;
         }
-        Ok(State { domain, srs, workers })
+        let start = Instant::now();
+        let host_sets = HostSets::new((0..sets).map(|_| HostSet::new(d, &s)).collect::<Result<_, _>>()?);
+        tracing::info!(
+            sets,
+            lanes = workers.len(),
+            bytes = sets as u64 * HostSet::bytes(&s),
+            elapsed = ?start.elapsed(),
+            "page-locked host sets (one per lane, the rest for proofs that prepare ahead)"
+        );
+        Ok(State { domain, srs, workers, host_sets })
     }
 
     /// The VRAM plan this prover runs under (printable: what fits and why).
@@ -375,6 +337,12 @@ impl GpuProver {
     /// Whether the SRS is resident or streamed.
     pub fn srs_mode(&self) -> SrsMode {
         self.mode
+    }
+
+    /// How many proofs so far did all of their host work before waiting for a lane, in a
+    /// spare host set ([`GpuOptions::prepare_ahead`]); their device work started at once.
+    pub fn prepared_ahead(&self) -> u64 {
+        self.prepared_ahead.load(Ordering::Relaxed)
     }
 
     /// The device.
@@ -425,6 +393,10 @@ impl Prover for GpuProver {
         self.plan.workers
     }
 
+    fn in_flight(&self) -> usize {
+        self.state().host_sets.count()
+    }
+
     fn device_busy(&self) -> Option<Duration> {
         Some(self.busy.total())
     }
@@ -448,8 +420,7 @@ impl Prover for GpuProver {
     }
 
     fn sums_recorded(&self, shape: &Shape, witnesses: &[Witness], t: &mut Timings) -> Result<Vec<Sums>, Groth16Error> {
-        let dense = DenseIndex::of(shape.a_aux_density(), shape.b_input_density(), shape.b_aux_density());
-        let jobs: Vec<Job<'_>> = witnesses.iter().map(|w| Job::recorded(shape, w, &dense)).collect();
+        let jobs: Vec<Job<'_>> = witnesses.iter().map(|w| Job::recorded(shape, w)).collect();
         self.run_jobs(&jobs, t)
     }
 }
@@ -461,12 +432,13 @@ impl GpuProver {
         self.callers.fetch_add(1, Ordering::Relaxed) % PLANNER
     }
 
-    /// The sums of every job, spread over the lanes (one thread per lane, each taking the next
-    /// job; the lanes' streams run side by side).
+    /// The sums of every job, spread over the lanes (one thread per host set, each taking the
+    /// next job; the lanes' streams run side by side, and a thread that finds every lane busy
+    /// prepares its job ahead).
     fn run_jobs(&self, jobs: &[Job<'_>], t: &mut Timings) -> Result<Vec<Sums>, Groth16Error> {
         let state = self.state();
         let assignments = jobs;
-        let lanes = state.workers.len().min(assignments.len()).max(1);
+        let lanes = state.host_sets.count().min(assignments.len()).max(1);
         if lanes == 1 {
             let caller = self.caller();
             return assignments.iter().map(|job| self.sums_on(caller, job, t)).collect();
@@ -500,6 +472,16 @@ impl GpuProver {
         }
         Ok(all.into_iter().map(|s| s.expect("every circuit was proved")).collect())
     }
+}
+
+/// The spare host sets by default: one, if the sets of every lane and the spare take at most
+/// two thirds of the host memory available at start-up (the rest stays for witnesses, which
+/// are as large as a set's scalars, and for the system); none otherwise, or where the OS does
+/// not say. At 2^27 a set is ~21 GiB: an 80 GB card's one lane gets a spare beside 45 GiB of
+/// parameters on a 128 GiB host, a 141 GB card's two lanes do not.
+fn spare_sets(s: &Sizing, lanes: usize) -> usize {
+    let need = HostSet::bytes(s) * (lanes as u64 + 1);
+    kiln_cuda::host::available_bytes().map_or(0, |available| usize::from(need <= available / 3 * 2))
 }
 
 /// What one lane's thread returns: (circuit index, its sums, its phase times) per circuit.

@@ -19,6 +19,11 @@ pub struct GpuOptions {
     pub margin_bytes: u64,
     /// Bases per chunk when the SRS is streamed from host memory.
     pub stream_chunk: usize,
+    /// Proofs that may do their host work (scalars staged, a, b, c evaluated) while every lane
+    /// is busy, each in a set of page-locked buffers of its own beside the lanes' (about
+    /// 32 × (3n + aux + |A| + |B|) bytes: 21 GiB at 2^27); their device work then starts at
+    /// once. `None`: one, if the host has room (see the prover's log), else none.
+    pub prepare_ahead: Option<usize>,
     /// Test hook, off by default: a proof whose first public input (after ONE) equals this
     /// value fails with a real CUDA error, a kernel launch the driver refuses (see
     /// `fault.rs`), so that tests can show one job's launch failure leaves the others and
@@ -35,6 +40,7 @@ impl Default for GpuOptions {
             vram_budget: None,
             margin_bytes: GIB,
             stream_chunk: 1 << 20,
+            prepare_ahead: None,
             fail_launch_on_input: None,
         }
     }

@@ -2,6 +2,7 @@
 //! host's a, b, c, then the H step and the H MSM.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
@@ -12,10 +13,12 @@ use kiln_cuda::{DeviceBuf, check_stream};
 use kiln_field::DeviceLayout;
 use kiln_lock::WorkerId;
 use kiln_msm::gpu::{GpuBases, MsmContext, Scalars};
+use kiln_ntt::gpu::HostInput;
 use rayon::prelude::*;
 
+use super::host::{HostScalars, HostSet, Staged};
 use super::job::{Abc, Job, gather_into};
-use super::{GpuProver, HostScalars, Staged, Worker, panicked};
+use super::{GpuProver, Worker, panicked};
 use crate::error::Groth16Error;
 use crate::prover::{Sums, Timings, timed};
 
@@ -136,9 +139,28 @@ fn park<'a>(
     Ok(Scalars::Device(dev, host.len() / <Scalar as DeviceLayout>::WORDS))
 }
 
-/// One proof's a, b, c into the lane's pinned buffers (zero beyond the constraints): copied
+/// A proof's a, b, c in page-locked memory.
+type HostAbc = [PinnedHostSlice<u64>; 3];
+
+/// In a proof prepared ahead (`ready` holds its a, b, c), a's upload goes up on the copy stream
+/// before the sums over the witness, off the H step's path: a's device vector is free until the
+/// H step, which then takes it as [`HostInput::Uploaded`].
+fn upload_a_early(
+    prover: &GpuProver,
+    stream: &Arc<CudaStream>,
+    copy: &Arc<CudaStream>,
+    ready: Option<&HostAbc>,
+    a_dev: &mut DeviceBuf<u64>,
+) -> Result<(), Groth16Error> {
+    if let Some([a, _, _]) = ready {
+        prover.state().domain.upload_input(stream, copy, a, a_dev)?;
+    }
+    Ok(())
+}
+
+/// One proof's a, b, c into the proof's pinned buffers (zero beyond the constraints): copied
 /// from evaluated vectors, or evaluated there straight from a recorded shape.
-fn fill_abc(job: &Job<'_>, host_abc: &mut [PinnedHostSlice<u64>; 3]) -> Result<(), Groth16Error> {
+fn fill_abc(job: &Job<'_>, host_abc: &mut HostAbc) -> Result<(), Groth16Error> {
     let mut views = Vec::with_capacity(3);
     for host in host_abc.iter_mut() {
         let words = host.as_mut_slice().map_err(|e| kiln_cuda::CudaError::driver("pinned buffer wait", e))?;
@@ -171,16 +193,15 @@ fn fill_abc(job: &Job<'_>, host_abc: &mut [PinnedHostSlice<u64>; 3]) -> Result<(
 /// B's scalars into their page-locked buffer, as the query holds its bases: B's dense inputs,
 /// then B's dense aux (the memory phase: B_G1 and B_G2 start the compute phase).
 fn stage_b(job: &Job<'_>, b: &mut Staged) -> Result<(), Groth16Error> {
-    let d = &job.dense;
-    let b_inputs = d.b_input.iter().map(|&i| job.input[i as usize]);
-    gather_into(b.view_mut()?, b_inputs, job.aux, Some(&d.b_aux), "B scalars")
+    let b_inputs: Vec<Scalar> = job.b_input.iter_ones().map(|i| job.input[i]).collect();
+    gather_into(b.view_mut()?, b_inputs.into_iter(), job.aux, Some(job.b_aux), "B scalars")
 }
 
 /// L's scalars (every aux value) and A's (all inputs, then A's dense aux) into their
 /// page-locked buffers.
 fn stage_l_a(job: &Job<'_>, l: &mut Staged, a: &mut Staged) -> Result<(), Groth16Error> {
     gather_into(l.view_mut()?, std::iter::empty(), job.aux, None, "aux scalars (L)")?;
-    gather_into(a.view_mut()?, job.input.iter().copied(), job.aux, Some(&job.dense.a_aux), "A scalars")
+    gather_into(a.view_mut()?, job.input.iter().copied(), job.aux, Some(job.a_aux), "A scalars")
 }
 
 impl GpuProver {
@@ -195,18 +216,35 @@ impl GpuProver {
     /// for the first one's.)
     pub(super) fn sums_on(&self, worker: WorkerId, job: &Job<'_>, t: &mut Timings) -> Result<Sums, Groth16Error> {
         let state = self.state();
+        // The proof's page-locked host buffers. With more proofs holding sets than there are
+        // lanes, this one would wait for a lane: it does all of its host work first, beside
+        // the others' device work.
+        let mut set = state.host_sets.take();
+        let ahead = set.in_use > state.workers.len();
+        if ahead {
+            self.prepared_ahead.fetch_add(1, Ordering::Relaxed);
+        }
+        let HostSet { abc: host_abc, scalars: HostScalars { aux: l_staged, a: a_staged, b: b_staged } } = &mut *set;
+        if ahead {
+            timed(&mut t.prepare, || -> Result<(), Groth16Error> {
+                stage_b(job, b_staged)?;
+                stage_l_a(job, l_staged, a_staged)?;
+                fill_abc(job, host_abc)
+            })?;
+        }
         // The policy hands out a lane (an arena, its buffers and streams), held from the
         // uploads to the last sum; lanes run side by side, only the exclusive section (never
         // taken while proving) waits for them all.
         let memory = self.policy.memory(worker)?;
         let lane = memory.lane().unwrap_or(worker).min(state.workers.len() - 1);
         let mut guard = state.workers[lane].lock().unwrap_or_else(|e| e.into_inner());
-        let Worker { stream, copy, abc, host_abc, g1, g2, chunks, host_scalars } = &mut *guard;
+        let Worker { stream, copy, abc, g1, g2, chunks } = &mut *guard;
         let p = &*self.params;
         let n = self.sizing.n;
 
-        let HostScalars { aux: l_staged, a: a_staged, b: b_staged } = host_scalars;
-        timed(&mut t.prepare, || stage_b(job, b_staged))?;
+        if !ahead {
+            timed(&mut t.prepare, || stage_b(job, b_staged))?;
+        }
         let compute = memory.into_compute()?;
         if self.fail_launch_on_input.is_some_and(|x| job.input.get(1) == Some(&x)) {
             return Err(super::fault::refused_launch(&self.device, stream));
@@ -241,19 +279,28 @@ impl GpuProver {
                 };
                 Ok((sum, start.elapsed()))
             });
-            // On the host, beside the device's sums: L's and A's scalars (handed over as soon
-            // as they are staged), then a, b, c (most of a proof's CPU work; nothing reads
-            // them before the H step). Their time counts as preparation, though it overlaps the
-            // device's work.
+            // On the host, beside the device's sums (unless prepared ahead): L's and A's scalars
+            // (handed over as soon as they are staged), then a, b, c (most of a proof's CPU
+            // work; nothing reads them before the H step). Their time counts as preparation,
+            // though it overlaps the device's work.
             let (staged_tx, staged_rx) = std::sync::mpsc::channel();
-            let host_job = sc.spawn(move || -> Result<(&[PinnedHostSlice<u64>; 3], Duration), Groth16Error> {
+            let (to_fill, ready_abc) = if ahead { (None, Some(&*host_abc)) } else { (Some(host_abc), None) };
+            let host_job = sc.spawn(move || -> Result<(Option<&HostAbc>, Duration), Groth16Error> {
                 let start = Instant::now();
-                stage_l_a(job, l_staged, a_staged)?;
+                if to_fill.is_some() {
+                    stage_l_a(job, l_staged, a_staged)?;
+                }
                 let (l, a): (&Staged, &Staged) = (l_staged, a_staged);
                 // The receiver is gone only if the sums failed; a, b, c are then unused.
                 let _ = staged_tx.send((l, a));
-                fill_abc(job, host_abc)?;
-                Ok((host_abc, start.elapsed()))
+                let filled = match to_fill {
+                    Some(abc) => {
+                        fill_abc(job, abc)?;
+                        Some(&*abc)
+                    }
+                    None => None,
+                };
+                Ok((filled, start.elapsed()))
             });
             let [a_dev, b_dev, c_dev] = abc;
             let mut g1_chunk = g1_chunk;
@@ -281,11 +328,13 @@ impl GpuProver {
                         // the H step): A's copy runs beside L's sum.
                         let l_scalars = park(copy, l_staged, b_dev)?;
                         let a_scalars = park(copy, a_staged, c_dev)?;
+                        upload_a_early(self, stream, copy, ready_abc, a_dev)?;
                         let l = timed(&mut l_time, || sum_pieces(g1, &srs.l, l_scalars, Sum::Split))?;
                         let a = timed(&mut a_time, || sum_pieces(g1, &srs.a, a_scalars, Sum::Split))?;
                         (l, a)
                     }
                     (None, Some(chunk)) => {
+                        upload_a_early(self, stream, copy, ready_abc, a_dev)?;
                         let l = timed(&mut l_time, || {
                             streamed_g1(g1, chunk, g1_cap, &p.l, Source::Host(l_staged.view()?))
                         })?;
@@ -297,13 +346,15 @@ impl GpuProver {
                     (None, None) => unreachable!("a streamed worker has chunk buffers"),
                 }
             };
-            let (host_abc, evaluated) = host_job.join().unwrap_or_else(|e| Err(panicked(e)))?;
+            let (filled, evaluated) = host_job.join().unwrap_or_else(|e| Err(panicked(e)))?;
             t.prepare += evaluated;
             let h_sum = {
                 let _busy = busy.enter();
                 timed(&mut h_step_time, || -> Result<(), Groth16Error> {
-                    let [ha, hb, hc] = host_abc;
-                    state.domain.h_step_from_host(stream, copy, ha, hb, hc, a_dev, b_dev, c_dev)?;
+                    let [ha, hb, hc] = filled.or(ready_abc).expect("a, b, c filled ahead or by the host thread");
+                    let a_in = if ready_abc.is_some() { HostInput::Uploaded } else { HostInput::Pinned(ha) };
+                    let input = [a_in, HostInput::Pinned(hb), HostInput::Pinned(hc)];
+                    state.domain.h_step_from_host(stream, copy, input, [a_dev, b_dev, c_dev])?;
                     check_stream(stream)?;
                     Ok(())
                 })?;
@@ -321,6 +372,7 @@ impl GpuProver {
             let ms = |d: Duration| d.as_secs_f64() * 1e3;
             tracing::debug!(
                 lane,
+                ahead,
                 l_ms = ms(l_time),
                 a_ms = ms(a_time),
                 b_g1_ms = ms(b1_time),
