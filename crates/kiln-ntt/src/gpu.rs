@@ -34,12 +34,22 @@ use crate::{Domain, NttError};
 const WORDS: usize = <Scalar as DeviceLayout>::WORDS;
 
 /// One input of [`GpuDomain::h_step_from_host`].
-#[derive(Clone, Copy)]
 pub enum HostInput<'a> {
     /// In pinned host memory: uploaded by the H step.
     Pinned(&'a PinnedHostSlice<u64>),
-    /// Already enqueued on the copy stream ([`GpuDomain::upload_input`]).
-    Uploaded,
+    /// Already enqueued by [`GpuDomain::upload_input`]: the vector's transforms wait for that
+    /// copy only.
+    Uploaded(Uploaded),
+}
+
+/// An H step input's upload, enqueued ahead of the H step ([`GpuDomain::upload_input`]): the
+/// event its copy records.
+pub struct Uploaded(CudaEvent);
+
+impl std::fmt::Debug for Uploaded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Uploaded")
+    }
 }
 
 /// Extra device bytes [`GpuDomain::h_step`] needs beyond a, b and c themselves: the resident
@@ -205,11 +215,10 @@ impl GpuDomain {
         }
         let mut ready = Vec::with_capacity(3);
         for (h, d) in host.into_iter().zip([&mut *a, &mut *b, &mut *c]) {
-            if let HostInput::Pinned(h) = h {
-                self.enqueue_upload(stream, copy_stream, h, d)?;
-            }
-            // After the vector's copy, whenever it was enqueued: the copy stream runs in order.
-            ready.push(copy_stream.record_event(None).ctx("cuEventRecord(h step input copied)")?);
+            ready.push(match h {
+                HostInput::Pinned(h) => self.enqueue_upload(stream, copy_stream, h, d)?.0,
+                HostInput::Uploaded(Uploaded(event)) => event,
+            });
         }
         let ready: [CudaEvent; 3] = ready.try_into().unwrap_or_else(|_| unreachable!("three vectors, three events"));
         self.h_step_after(stream, [a, b, c], Some(ready))
@@ -217,16 +226,17 @@ impl GpuDomain {
 
     /// Enqueues the upload of one H step input (`host`, at most `n` scalars, zero-padded to
     /// `n`) into `dev` on `copy_stream`, after the work already on `stream` (which may still
-    /// read `dev`): pass it later as [`HostInput::Uploaded`] to
-    /// [`GpuDomain::h_step_from_host`] with the same streams. Lets a caller whose input is
-    /// ready early move its copy off the H step's critical path.
+    /// read `dev`): pass the result later as [`HostInput::Uploaded`] to
+    /// [`GpuDomain::h_step_from_host`] with the same streams and `dev`, which nothing may
+    /// write in between. Lets a caller whose input is ready early move its copy off the H
+    /// step's critical path.
     pub fn upload_input(
         &self,
         stream: &Arc<CudaStream>,
         copy_stream: &Arc<CudaStream>,
         host: &PinnedHostSlice<u64>,
         dev: &mut CudaSlice<u64>,
-    ) -> Result<(), NttError> {
+    ) -> Result<Uploaded, NttError> {
         self.check(dev, "gpu::upload_input dev")?;
         self.check_input(host, "gpu::upload_input host")?;
         self.enqueue_upload(stream, copy_stream, host, dev)
@@ -244,14 +254,15 @@ impl GpuDomain {
         Ok(())
     }
 
-    /// The copy (and zero padding) of a checked input on `copy_stream`, after `stream`'s work.
+    /// The copy (and zero padding) of a checked input on `copy_stream`, after `stream`'s work;
+    /// the event recorded after it.
     fn enqueue_upload(
         &self,
         stream: &Arc<CudaStream>,
         copy_stream: &Arc<CudaStream>,
         host: &PinnedHostSlice<u64>,
         dev: &mut CudaSlice<u64>,
-    ) -> Result<(), NttError> {
+    ) -> Result<Uploaded, NttError> {
         // Write-after-read: earlier work on `stream` (the previous proof's H step or MSM) may
         // still read `dev`; the upload must not overwrite it before that is done.
         copy_stream.join(stream).ctx("cuStreamWaitEvent(h step copies after compute)")?;
@@ -262,7 +273,7 @@ impl GpuDomain {
         if words < dev.len() {
             copy_stream.memset_zeros(&mut dev.slice_mut(words..)).ctx("cuMemsetD8Async(h step zero padding)")?;
         }
-        Ok(())
+        Ok(Uploaded(copy_stream.record_event(None).ctx("cuEventRecord(h step input copied)")?))
     }
 
     /// The H step's launches; vector i's first launch waits for `ready[i]` when given.

@@ -100,8 +100,7 @@ fn gpu_h_step_from_pinned_host_matches_cpu() {
             let (a, b, c) = (random(la), random(lb), random(lc));
             let (pa, pb, pc) = (pinned(&device, &a), pinned(&device, &b), pinned(&device, &c));
             let a_in = if a_first {
-                gd.upload_input(&stream, &copy_stream, &pa, da).unwrap();
-                HostInput::Uploaded
+                HostInput::Uploaded(gd.upload_input(&stream, &copy_stream, &pa, da).unwrap())
             } else {
                 HostInput::Pinned(&pa)
             };

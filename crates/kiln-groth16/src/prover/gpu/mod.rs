@@ -19,6 +19,11 @@
 //! uploads overlapped ([`GpuDomain::h_step_from_host`]) and leaves h on the device, where the
 //! H MSM reads it. No upload makes the host wait.
 //!
+//! A proof that would wait for a lane (more proofs hold host sets than there are lanes: see
+//! [`host`]) does all of that host work first, beside the other proofs' device work; its
+//! device work then waits for nothing, and those of its a, b, c whose device vectors are free
+//! go up during the sums instead of in the H step.
+//!
 //! Files: [`options`] (what a user sets), [`job`] (one proof's inputs), [`proof`] (one
 //! proof on one lane); this file builds the prover and spreads a batch over its lanes.
 

@@ -13,7 +13,7 @@ use kiln_cuda::{DeviceBuf, check_stream};
 use kiln_field::DeviceLayout;
 use kiln_lock::WorkerId;
 use kiln_msm::gpu::{GpuBases, MsmContext, Scalars};
-use kiln_ntt::gpu::HostInput;
+use kiln_ntt::gpu::{HostInput, Uploaded};
 use rayon::prelude::*;
 
 use super::host::{HostScalars, HostSet, Staged};
@@ -142,20 +142,42 @@ fn park<'a>(
 /// A proof's a, b, c in page-locked memory.
 type HostAbc = [PinnedHostSlice<u64>; 3];
 
-/// In a proof prepared ahead (`ready` holds its a, b, c), a's upload goes up on the copy stream
-/// before the sums over the witness, off the H step's path: a's device vector is free until the
-/// H step, which then takes it as [`HostInput::Uploaded`].
-fn upload_a_early(
-    prover: &GpuProver,
-    stream: &Arc<CudaStream>,
-    copy: &Arc<CudaStream>,
-    ready: Option<&HostAbc>,
-    a_dev: &mut DeviceBuf<u64>,
-) -> Result<(), Groth16Error> {
-    if let Some([a, _, _]) = ready {
-        prover.state().domain.upload_input(stream, copy, a, a_dev)?;
+/// The uploads of a proof prepared ahead: its a, b, c are in page-locked memory before its
+/// device work starts, so those whose device vector is free go up on the copy stream before
+/// the sums, off the H step's path, which then takes them as [`HostInput::Uploaded`]: a (b and
+/// c hold L's and A's scalars while the SRS is resident), or all three (streamed SRS: its sums
+/// read their scalars from the host).
+struct EarlyUploads<'a> {
+    host: Option<&'a HostAbc>,
+    done: [Option<Uploaded>; 3],
+}
+
+impl<'a> EarlyUploads<'a> {
+    /// `host`: the proof's a, b, c if prepared ahead (`None`: every upload is the H step's).
+    fn new(host: Option<&'a HostAbc>) -> Self {
+        EarlyUploads { host, done: [None, None, None] }
     }
-    Ok(())
+
+    /// Enqueues vector `i`'s upload into `dev` now, if the proof was prepared ahead.
+    fn start(
+        &mut self,
+        prover: &GpuProver,
+        streams: (&Arc<CudaStream>, &Arc<CudaStream>),
+        i: usize,
+        dev: &mut DeviceBuf<u64>,
+    ) -> Result<(), Groth16Error> {
+        if let Some(host) = self.host {
+            let (stream, copy) = streams;
+            self.done[i] = Some(prover.state().domain.upload_input(stream, copy, &host[i], dev)?);
+        }
+        Ok(())
+    }
+
+    /// The H step's inputs: those uploaded early, the others from `host`.
+    fn inputs<'h>(&mut self, host: &'h HostAbc) -> [HostInput<'h>; 3] {
+        let mut input = |i: usize| self.done[i].take().map_or(HostInput::Pinned(&host[i]), HostInput::Uploaded);
+        [input(0), input(1), input(2)]
+    }
 }
 
 /// One proof's a, b, c into the proof's pinned buffers (zero beyond the constraints): copied
@@ -303,6 +325,7 @@ impl GpuProver {
                 Ok((filled, start.elapsed()))
             });
             let [a_dev, b_dev, c_dev] = abc;
+            let mut early = EarlyUploads::new(ready_abc);
             let mut g1_chunk = g1_chunk;
             // Each sum's time, for the debug log (the phases add them up in pairs).
             let (mut l_time, mut a_time, mut b1_time, mut h_step_time, mut h_time) = Default::default();
@@ -328,13 +351,18 @@ impl GpuProver {
                         // the H step): A's copy runs beside L's sum.
                         let l_scalars = park(copy, l_staged, b_dev)?;
                         let a_scalars = park(copy, a_staged, c_dev)?;
-                        upload_a_early(self, stream, copy, ready_abc, a_dev)?;
+                        // b and c go up in the H step: early, after L's and A's sums, they made
+                        // the H step and those sums slower (docs/PERF.md, tenth session).
+                        early.start(self, (stream, copy), 0, a_dev)?;
                         let l = timed(&mut l_time, || sum_pieces(g1, &srs.l, l_scalars, Sum::Split))?;
                         let a = timed(&mut a_time, || sum_pieces(g1, &srs.a, a_scalars, Sum::Split))?;
                         (l, a)
                     }
                     (None, Some(chunk)) => {
-                        upload_a_early(self, stream, copy, ready_abc, a_dev)?;
+                        // The streamed sums take their scalars from the host: a, b and c are free.
+                        for (i, dev) in [&mut *a_dev, &mut *b_dev, &mut *c_dev].into_iter().enumerate() {
+                            early.start(self, (stream, copy), i, dev)?;
+                        }
                         let l = timed(&mut l_time, || {
                             streamed_g1(g1, chunk, g1_cap, &p.l, Source::Host(l_staged.view()?))
                         })?;
@@ -351,9 +379,8 @@ impl GpuProver {
             let h_sum = {
                 let _busy = busy.enter();
                 timed(&mut h_step_time, || -> Result<(), Groth16Error> {
-                    let [ha, hb, hc] = filled.or(ready_abc).expect("a, b, c filled ahead or by the host thread");
-                    let a_in = if ready_abc.is_some() { HostInput::Uploaded } else { HostInput::Pinned(ha) };
-                    let input = [a_in, HostInput::Pinned(hb), HostInput::Pinned(hc)];
+                    let host = filled.or(ready_abc).expect("a, b, c filled ahead or by the host thread");
+                    let input = early.inputs(host);
                     state.domain.h_step_from_host(stream, copy, input, [a_dev, b_dev, c_dev])?;
                     check_stream(stream)?;
                     Ok(())
