@@ -27,8 +27,12 @@ pub const GIB: u64 = 1 << 30;
 /// One partition's durations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Partition {
-    /// CPU preparation (no lock).
+    /// CPU preparation (no lock): with a witness stage, the witness's synthesis.
     pub prep: Micros,
+    /// CPU work after the witness and before the memory phase, holding no lane: a proof that
+    /// prepares ahead (kiln's GPU prover, in a spare host set, stages its scalars and evaluates
+    /// a, b, c while every lane is busy). 0 where that work is done on the lane.
+    pub ahead: Micros,
     /// Memory phase: CPU time in the section, and the staging copy it queues (same length).
     pub memory: Micros,
     /// Compute phase: the kernels it queues.
@@ -40,7 +44,7 @@ pub struct Partition {
 impl Partition {
     /// ARCHITECTURE.md §1's measured partition: prep 1.9 s, memory 18 ms, compute 1.8 s, epilogue 10 ms.
     pub const SECTION1: Partition =
-        Partition { prep: 1_900 * MS, memory: 18 * MS, compute: 1_800 * MS, epilogue: 10 * MS };
+        Partition { prep: 1_900 * MS, ahead: 0, memory: 18 * MS, compute: 1_800 * MS, epilogue: 10 * MS };
 }
 
 /// A workload on one device.
@@ -280,6 +284,9 @@ fn program(scenario: &Scenario, w: WorkerId, strategy: MemoryStrategy, lanes: Op
     }
     for (i, part) in scenario.work[w].iter().enumerate() {
         p.push(if scenario.witness_stage.is_some() { Step::TakeWitness } else { Step::Cpu(part.prep) });
+        if part.ahead > 0 {
+            p.push(Step::Cpu(part.ahead));
+        }
         let retry = p.len();
         p.push(Step::Enter(Section::Memory));
         match strategy {
