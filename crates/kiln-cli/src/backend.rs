@@ -200,9 +200,11 @@ impl BackendArgs {
         let prover = GpuProver::new(params, &options)?;
         if !quiet {
             eprintln!(
-                "note: proving on GPU {device} ({:?} SRS, {} worker(s))",
+                "note: proving on GPU {device} ({:?} SRS, {} worker(s), {} proof(s) may prepare ahead in page-locked \
+                 host memory of their own)",
                 prover.srs_mode(),
-                prover.plan().workers
+                prover.plan().workers,
+                prover.in_flight() - prover.lanes()
             );
             eprintln!("{}", prover.plan());
         }

@@ -216,7 +216,7 @@ impl GpuDomain {
         let mut ready = Vec::with_capacity(3);
         for (h, d) in host.into_iter().zip([&mut *a, &mut *b, &mut *c]) {
             ready.push(match h {
-                HostInput::Pinned(h) => self.enqueue_upload(stream, copy_stream, h, d)?.0,
+                HostInput::Pinned(h) => self.upload_input(stream, copy_stream, h, d)?.0,
                 HostInput::Uploaded(Uploaded(event)) => event,
             });
         }
@@ -239,7 +239,17 @@ impl GpuDomain {
     ) -> Result<Uploaded, NttError> {
         self.check(dev, "gpu::upload_input dev")?;
         self.check_input(host, "gpu::upload_input host")?;
-        self.enqueue_upload(stream, copy_stream, host, dev)
+        // Write-after-read: earlier work on `stream` (the previous proof's H step or MSM) may
+        // still read `dev`; the upload must not overwrite it before that is done.
+        copy_stream.join(stream).ctx("cuStreamWaitEvent(h step copies after compute)")?;
+        let words = host.len();
+        if words > 0 {
+            copy_stream.memcpy_htod(host, &mut dev.slice_mut(..words)).ctx("cuMemcpyHtoDAsync(h step input)")?;
+        }
+        if words < dev.len() {
+            copy_stream.memset_zeros(&mut dev.slice_mut(words..)).ctx("cuMemsetD8Async(h step zero padding)")?;
+        }
+        Ok(Uploaded(copy_stream.record_event(None).ctx("cuEventRecord(h step input copied)")?))
     }
 
     /// A host input's length: whole scalars, at most `n`.
@@ -252,28 +262,6 @@ impl GpuDomain {
             return Err(NttError::InputTooLong { what, len: words / WORDS, size: self.domain.size() });
         }
         Ok(())
-    }
-
-    /// The copy (and zero padding) of a checked input on `copy_stream`, after `stream`'s work;
-    /// the event recorded after it.
-    fn enqueue_upload(
-        &self,
-        stream: &Arc<CudaStream>,
-        copy_stream: &Arc<CudaStream>,
-        host: &PinnedHostSlice<u64>,
-        dev: &mut CudaSlice<u64>,
-    ) -> Result<Uploaded, NttError> {
-        // Write-after-read: earlier work on `stream` (the previous proof's H step or MSM) may
-        // still read `dev`; the upload must not overwrite it before that is done.
-        copy_stream.join(stream).ctx("cuStreamWaitEvent(h step copies after compute)")?;
-        let words = host.len();
-        if words > 0 {
-            copy_stream.memcpy_htod(host, &mut dev.slice_mut(..words)).ctx("cuMemcpyHtoDAsync(h step input)")?;
-        }
-        if words < dev.len() {
-            copy_stream.memset_zeros(&mut dev.slice_mut(words..)).ctx("cuMemsetD8Async(h step zero padding)")?;
-        }
-        Ok(Uploaded(copy_stream.record_event(None).ctx("cuEventRecord(h step input copied)")?))
     }
 
     /// The H step's launches; vector i's first launch waits for `ready[i]` when given.

@@ -423,6 +423,19 @@ fn a_host_of_its_own_per_lane_overestimates_a_slow_host() {
     assert!(got > 1.15 * m.proofs_per_minute[2], "without the shared host: {got:.1} proofs/min");
 }
 
+/// Ten partitions `p` through the orchestrator (one witness thread, queue of two) with
+/// `workers` proving workers, on a card with `room_gib` beside the SRS and arenas of
+/// `worker_gib`, the host of the 2^24 runs: (the lanes granted, the makespan in seconds).
+fn ten_2_27_partitions(room_gib: u64, worker_gib: u64, workers: usize, p: Partition) -> (Option<usize>, f64) {
+    let stage = WitnessStage { cpu_threads: 1, queue_depth: 2 };
+    let mut s = Scenario::orchestrated(room_gib * GIB, worker_gib * GIB, workers, 10, p, stage);
+    s.compute_sharing = H200_SHARING;
+    s.host = Some(PARALLEL_WITNESS_HOST);
+    let r = run(&s, s.kiln_lanes().unwrap()).unwrap();
+    println!("{r}");
+    (r.lanes, r.makespan as f64 / 1e6)
+}
+
 /// A 2^27 porep partition as measured on an H100 (ninth session; one lane: the SRS and one
 /// worker fill the card): synthesis 0.97 s, G1 GPU phases 1.62 s, the rest of its 3.32 s on
 /// the lane 1.70 s; ten partitions took 33.2 s (18.1 proofs/min). The model, with the host of
@@ -433,20 +446,11 @@ fn a_2_27_batch_on_one_lane_as_measured_and_on_two() {
     const PARTITION_2_27: Partition =
         Partition { prep: 970 * MS, ahead: 0, memory: 0, compute: 1_620 * MS, epilogue: 1_700 * MS };
     // As `kiln bench`: as many workers as the plan grants lanes.
-    let batch = |room_gib: u64, worker_gib: u64, workers: usize| {
-        let stage = WitnessStage { cpu_threads: 1, queue_depth: 2 };
-        let mut s = Scenario::orchestrated(room_gib * GIB, worker_gib * GIB, workers, 10, PARTITION_2_27, stage);
-        s.compute_sharing = H200_SHARING;
-        s.host = Some(PARALLEL_WITNESS_HOST);
-        let r = run(&s, s.kiln_lanes().unwrap()).unwrap();
-        println!("{r}");
-        (r.lanes, r.makespan as f64 / 1e6)
-    };
     // H100: 30.5 GiB beside the SRS, a 28 GiB worker (sums in pieces): one lane.
-    let (lanes, one) = batch(30, 28, 1);
+    let (lanes, one) = ten_2_27_partitions(30, 28, 1, PARTITION_2_27);
     assert_eq!(lanes, Some(1));
     assert!((one / 33.2 - 1.0).abs() <= 0.15, "one lane: {one:.1} s against 33.2 s measured");
-    let (lanes, two) = batch(94, 36, 2);
+    let (lanes, two) = ten_2_27_partitions(94, 36, 2, PARTITION_2_27);
     assert_eq!(lanes, Some(2));
     println!("ten 2^27 partitions: one lane {one:.1} s (measured 33.2 s), two lanes {two:.1} s");
     assert!(two < one, "a second lane hides one lane's host time");
@@ -464,24 +468,15 @@ fn a_2_27_batch_on_one_lane_as_measured_and_on_two() {
 /// partition, ninth session: synthesis 0.79 s, host work 0.90 s) below it.
 #[test]
 fn a_2_27_batch_prepared_ahead_of_one_lane_as_measured() {
-    let stage = WitnessStage { cpu_threads: 1, queue_depth: 2 };
-    let batch = |room_gib: u64, worker_gib: u64, workers: usize, p: Partition| {
-        let mut s = Scenario::orchestrated(room_gib * GIB, worker_gib * GIB, workers, 10, p, stage);
-        s.compute_sharing = H200_SHARING;
-        s.host = Some(PARALLEL_WITNESS_HOST);
-        let r = run(&s, s.kiln_lanes().unwrap()).unwrap();
-        println!("{r}");
-        (r.lanes, r.makespan as f64 / 1e6)
-    };
     let on_the_lane = Partition { prep: 1_150 * MS, ahead: 0, memory: 0, compute: 1_610 * MS, epilogue: 1_110 * MS };
     let in_batch = Partition { prep: 1_320 * MS, ahead: 1_200 * MS, memory: 0, compute: 1_560 * MS, epilogue: 50 * MS };
     let alone = Partition { prep: 790 * MS, ahead: 900 * MS, ..in_batch };
     // H100: one 28 GiB worker beside the SRS.
-    let (lanes, without) = batch(30, 28, 1, on_the_lane);
+    let (lanes, without) = ten_2_27_partitions(30, 28, 1, on_the_lane);
     assert_eq!(lanes, Some(1));
-    let (lanes, high) = batch(30, 28, 2, in_batch);
+    let (lanes, high) = ten_2_27_partitions(30, 28, 2, in_batch);
     assert_eq!(lanes, Some(1), "two workers, one lane: the second prepares ahead");
-    let (_, low) = batch(30, 28, 2, alone);
+    let (_, low) = ten_2_27_partitions(30, 28, 2, alone);
     println!(
         "ten 2^27 partitions on one lane: {without:.1} s without a spare set (27.2 measured); \
          with one, {low:.1}..{high:.1} s (18.3 measured)"
@@ -489,7 +484,7 @@ fn a_2_27_batch_prepared_ahead_of_one_lane_as_measured() {
     assert!((without / 27.2 - 1.0).abs() <= 0.15, "without: {without:.1} s against 27.2 s measured");
     assert!(low <= 18.3 && 18.3 <= high, "with a spare set: {low:.1}..{high:.1} s does not hold 18.3 s measured");
     // Two lanes (an H200's room) and a spare set: three workers.
-    let (lanes, two) = batch(94, 36, 3, in_batch);
+    let (lanes, two) = ten_2_27_partitions(94, 36, 3, in_batch);
     assert_eq!(lanes, Some(2));
     println!("two lanes and a spare set, phases as in the batch: {two:.1} s");
 }
