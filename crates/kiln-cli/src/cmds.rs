@@ -249,7 +249,7 @@ impl Drop for Bar {
 /// once (queued and being proved) no more than half the host memory available now holds: a
 /// 2^27 witness is ~4 GiB, and sixteen of them beside 45 GiB of parameters do not fit.
 fn witness_threads(shape: &Shape, cores: usize, held: usize) -> usize {
-    let witness = (shape.num_inputs() + shape.num_aux()) as u64 * 32;
+    let witness = crate::host_plan::witness_bytes(shape);
     let Some(available) = kiln_cuda::host::available_bytes() else { return cores };
     let fit = (available / 2 / witness.max(1)) as usize;
     fit.saturating_sub(held).clamp(1, cores.max(1))
@@ -669,6 +669,13 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
     let asked = args.witness_threads.unwrap_or(if args.generic_witness { defaults.cpu_threads } else { 1 });
     let cpu_threads = witness_threads(&shape, asked, defaults.queue_depth + worker_count);
     let config = kiln_sched::Config { workers, options, cpu_threads, ..defaults };
+    let host_plan = crate::host_plan::HostPlan {
+        params: params.heap_bytes(),
+        shape: shape.heap_bytes() as u64,
+        pinned: provers.iter().map(|p| p.pinned_host_bytes()).sum(),
+        witnesses: config.queue_depth + cpu_threads + worker_count,
+        witness_bytes: crate::host_plan::witness_bytes(&shape),
+    };
     let scheduler = kiln_sched::Scheduler::new(provers, config)?;
     if !args.json {
         println!(
@@ -681,6 +688,7 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
         println!("shape     recorded in {:.1} ms", ms(record));
         let made = if gpu.is_some() { "set up on the gpu" } else { "set up on the cpu" };
         println!("params    {} in {:.1} ms", if cached { "loaded from cache" } else { made }, ms(setup));
+        println!("host      predicted peak {host_plan}");
     }
     let mut seeds = rand::rngs::OsRng;
     for round in 1..=args.repeat {
@@ -735,6 +743,7 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
                 "peak_queue_depth": m.peak_queue_depth,
                 "peak_witnesses": m.peak_witnesses,
                 "peak_rss_bytes": kiln_cuda::host::peak_resident_bytes(),
+                "host_predicted_bytes": host_plan.total(),
                 "prove_ms": timings_json(&m.timings),
                 "verified": !args.no_verify,
             });
@@ -797,7 +806,7 @@ fn bench_partitions(args: &BenchArgs) -> CmdResult {
         print_timings(&m.timings);
         println!("verify    {}", if args.no_verify { "skipped (--no-verify)" } else { "every proof VERIFIED" });
         if let Some(rss) = kiln_cuda::host::peak_resident_bytes() {
-            println!("memory    peak resident {:.2} GiB (host)", gib(rss));
+            println!("memory    peak resident {:.2} GiB (host), predicted {:.2}", gib(rss), gib(host_plan.total()));
         }
     }
     Ok(())

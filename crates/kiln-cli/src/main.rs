@@ -4,6 +4,7 @@ mod backend;
 mod cmds;
 mod devices;
 mod error;
+mod host_plan;
 mod service;
 
 use std::io::IsTerminal;

@@ -256,6 +256,15 @@ impl VerifyingKey {
 }
 
 impl Parameters {
+    /// Host bytes its point vectors hold (the verifying key's included): what the parameters
+    /// take in memory, for host memory plans and reports.
+    pub fn heap_bytes(&self) -> u64 {
+        let g1 = std::mem::size_of::<G1Affine>() as u64;
+        let g2 = std::mem::size_of::<G2Affine>() as u64;
+        let g1_points = self.vk.ic.len() + self.h.len() + self.l.len() + self.a.len() + self.b_g1.len();
+        g1_points as u64 * g1 + self.b_g2.len() as u64 * g2
+    }
+
     /// Decodes parameters that fill `bytes` exactly.
     pub fn from_bytes(bytes: &[u8], check: Check) -> Result<Self, ParamsError> {
         let mut r = Reader { bytes, offset: 0 };

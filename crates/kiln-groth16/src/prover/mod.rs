@@ -110,6 +110,12 @@ pub trait Prover: Sync {
         None
     }
 
+    /// Page-locked host bytes it holds for its proofs (the GPU prover's host sets), for host
+    /// memory plans and reports; 0 for a prover without a device.
+    fn pinned_host_bytes(&self) -> u64 {
+        0
+    }
+
     /// Its device's memory now (a driver query, never called on the proving path); `None` for
     /// a prover without a device, or when the driver cannot say.
     fn device_memory(&self) -> Option<DeviceMemoryUse> {

@@ -402,6 +402,10 @@ impl Prover for GpuProver {
         self.state().host_sets.count()
     }
 
+    fn pinned_host_bytes(&self) -> u64 {
+        self.state().host_sets.count() as u64 * HostSet::bytes(&self.sizing)
+    }
+
     fn device_busy(&self) -> Option<Duration> {
         Some(self.busy.total())
     }
