@@ -156,11 +156,7 @@ fn streamed_srs_under_a_small_budget_gives_the_same_proofs() {
         let probe = GpuOptions { workers: 1, stream_chunk: 256, ..GpuOptions::default() };
         let resident = GpuProver::new(params, &probe).unwrap();
         let input = resident.plan().input.clone();
-        let budget = resident.domain_bytes()
-            + input.margin_bytes
-            + input.worker_bytes
-            + input.streamed_extra_bytes
-            + input.srs_bytes / 4;
+        let budget = resident.domain_bytes() + input.margin_bytes + input.streamed_worker_bytes + input.srs_bytes / 4;
         drop(resident);
         println!("{kind} 2^{log}: budget {budget} B (SRS {} B)", input.srs_bytes);
         let options = GpuOptions { vram_budget: Some(budget), ..probe };

@@ -33,7 +33,7 @@ fn input(device: &kiln_cuda::Device, free: u64, wanted: usize) -> PlanInput {
         srs_bytes: srs,
         worker_bytes: worker,
         pieced_worker_bytes: None,
-        streamed_extra_bytes: worker / 8,
+        streamed_worker_bytes: worker + worker / 8,
         workers_wanted: wanted,
     }
 }

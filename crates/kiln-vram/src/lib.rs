@@ -21,7 +21,7 @@
 //!     srs_bytes: 45 * GIB,
 //!     worker_bytes: 16 * GIB,
 //!     pieced_worker_bytes: None,
-//!     streamed_extra_bytes: GIB,
+//!     streamed_worker_bytes: 17 * GIB,
 //!     workers_wanted: 8,
 //! })
 //! .unwrap();

@@ -29,9 +29,10 @@ pub struct PlanInput {
     /// `worker_bytes`. Chosen only when the resident SRS fits with it and not with `worker_bytes`:
     /// a resident SRS with pieces is much faster than a streamed one.
     pub pieced_worker_bytes: Option<u64>,
-    /// What one worker needs on top of `worker_bytes` when the SRS is streamed from pinned
-    /// host memory (its double-buffered chunk of SRS bases).
-    pub streamed_extra_bytes: u64,
+    /// One worker's arena when the SRS is streamed from host memory: a/b/c, MSM scratch for a
+    /// chunk of bases (not a whole query) and the chunk itself. Usually far below
+    /// `worker_bytes`, so the streamed SRS is what lets a small card prove a large circuit.
+    pub streamed_worker_bytes: u64,
     /// How many workers the caller would like.
     pub workers_wanted: usize,
 }
@@ -127,7 +128,7 @@ impl Plan {
                 gib(input.srs_bytes.saturating_add(smallest)),
                 gib(usable)
             ));
-            let each = input.worker_bytes.saturating_add(input.streamed_extra_bytes);
+            let each = input.streamed_worker_bytes;
             let n = fit(usable, each);
             if n == 0 {
                 return Err(PlanError::NothingFits {
@@ -226,7 +227,7 @@ mod tests {
             srs_bytes: 45 * G,
             worker_bytes: 16 * G,
             pieced_worker_bytes: None,
-            streamed_extra_bytes: G,
+            streamed_worker_bytes: 17 * G,
             workers_wanted: wanted,
         }
     }
@@ -285,12 +286,12 @@ mod tests {
         /// takes as many as fit, and streams only when resident does not fit.
         #[test]
         fn plans_fit_and_are_maximal(
-            free in 0u64..200, margin in 0u64..8, srs in 0u64..80, worker in 1u64..40, extra in 0u64..4, wanted in 1usize..10,
+            free in 0u64..200, margin in 0u64..8, srs in 0u64..80, worker in 1u64..40, streamed in 1u64..44, wanted in 1usize..10,
             pieced in proptest::option::of(1u64..40)
         ) {
             let inp = PlanInput {
                 device: "d".into(), free_bytes: free * G, margin_bytes: margin * G, srs_bytes: srs * G,
-                worker_bytes: worker * G, pieced_worker_bytes: pieced.map(|p| p * G), streamed_extra_bytes: extra * G,
+                worker_bytes: worker * G, pieced_worker_bytes: pieced.map(|p| p * G), streamed_worker_bytes: streamed * G,
                 workers_wanted: wanted,
             };
             let usable = (free * G).saturating_sub(margin * G);
@@ -308,9 +309,9 @@ mod tests {
                     // Pieces only where a whole worker does not fit and a pieced one does.
                     prop_assert_eq!(p.pieces, srs * G + worker * G > usable && srs * G + smallest <= usable);
                     prop_assert_eq!(p.arena_bytes, if p.pieces { smallest } else if p.srs == SrsPlacement::Streamed {
-                        worker * G + extra * G } else { worker * G });
+                        streamed * G } else { worker * G });
                 }
-                Err(_) => prop_assert!(srs * G + worker * G > usable && worker * G + extra * G > usable),
+                Err(_) => prop_assert!(srs * G + worker * G > usable && streamed * G > usable),
             }
         }
     }

@@ -148,6 +148,20 @@ impl Sizing {
         piece.min(self.g1_whole()).max(self.b).max(1)
     }
 
+    /// The G1 and G2 contexts' capacities of a streamed worker: a chunk of bases at a time.
+    fn streamed_capacities(&self, chunk: usize) -> (usize, usize) {
+        (chunk.min(self.g1_capacity(self.g1_whole())), chunk.min(self.b.max(1)))
+    }
+
+    /// A streamed worker's arena: a, b, c, the MSM scratch for a chunk (as [`GpuProver::fill`]
+    /// sizes the contexts) and the chunk's G1 and G2 bases.
+    fn streamed_worker_bytes(&self, chunk: usize) -> u64 {
+        let (g1_cap, g2_cap) = self.streamed_capacities(chunk);
+        self.worker_bytes(g1_cap, g2_cap)
+            + ((Curve::G1.affine_bytes() + Curve::G2.affine_bytes()) * chunk) as u64
+            + ALIGN_SLACK
+    }
+
     fn worker_bytes(&self, g1_cap: usize, g2_cap: usize) -> u64 {
         3 * (self.n * 32) as u64
             + scratch_bytes(g1_cap, Curve::G1) as u64
@@ -211,7 +225,6 @@ impl GpuProver {
         let domain_bytes = h_step_bytes(sizing.log_n) as u64 + ALIGN_SLACK;
         let chunk = options.stream_chunk.max(1);
         let (g1_cap, g2_cap) = (sizing.g1_capacity(sizing.g1_whole()), sizing.b.max(1));
-        let streamed_cap = chunk.min(g1_cap);
         let pieced = sizing.pieced();
         let input = PlanInput {
             device: format!("{} ({})", device.info()?.name, options.device),
@@ -220,8 +233,7 @@ impl GpuProver {
             srs_bytes: sizing.srs_bytes(),
             worker_bytes: sizing.worker_bytes(g1_cap, g2_cap),
             pieced_worker_bytes: pieced.map(|piece| sizing.worker_bytes(sizing.g1_capacity(piece), g2_cap)),
-            // Streamed: the MSM scratch shrinks to a chunk, and the chunk's bases are added.
-            streamed_extra_bytes: ((Curve::G1.affine_bytes() + Curve::G2.affine_bytes()) * chunk) as u64 + ALIGN_SLACK,
+            streamed_worker_bytes: sizing.streamed_worker_bytes(chunk),
             workers_wanted: options.workers.max(1),
         };
         let plan = Plan::new(input)?;
@@ -259,13 +271,13 @@ impl GpuProver {
         let sets =
             prover.plan.workers + options.prepare_ahead.unwrap_or_else(|| spare_sets(&sizing, prover.plan.workers));
         // On error, dropping `prover` gives the arenas back.
-        prover.state = Some(prover.fill(chunk, streamed_cap, sets)?);
+        prover.state = Some(prover.fill(chunk, sets)?);
         Ok(prover)
     }
 
     /// Builds the domain, the resident SRS and the workers inside the provisioned arenas, and
     /// `sets` host sets.
-    fn fill(&self, chunk: usize, streamed_cap: usize, sets: usize) -> Result<State, Groth16Error> {
+    fn fill(&self, chunk: usize, sets: usize) -> Result<State, Groth16Error> {
         let (vram, domain_arena) = self.memory.as_ref().expect("memory is provisioned before fill");
         let d = &self.device;
         let p = &*self.params;
@@ -303,7 +315,8 @@ impl GpuProver {
                     let g2_stream = d.new_stream()?;
                     let c1 = GpuBases::with_capacity(&stream, Curve::G1, chunk, arena)?;
                     let c2 = GpuBases::with_capacity(&g2_stream, Curve::G2, chunk, arena)?;
-                    (streamed_cap, chunk.min(s.b.max(1)), Some((c1, c2)))
+                    let (g1_cap, g2_cap) = s.streamed_capacities(chunk);
+                    (g1_cap, g2_cap, Some((c1, c2)))
                 }
             };
             let g1 = MsmContext::on_stream(d, stream.clone(), Curve::G1, g1_cap, arena)?;
@@ -536,11 +549,37 @@ mod tests {
             srs_bytes: s.srs_bytes(),
             worker_bytes: whole,
             pieced_worker_bytes: Some(pieced),
-            streamed_extra_bytes: 0,
+            streamed_worker_bytes: whole,
             workers_wanted: 1,
         })
         .unwrap();
         assert!(plan.srs == SrsPlacement::Resident && plan.pieces, "{plan}");
+        println!("{plan}");
+    }
+
+    /// The same partition on a 24 GB card (21.5 GiB usable): the SRS is streamed, and a
+    /// streamed worker holds a, b, c and the scratch for one chunk of bases (2^20, the default),
+    /// not for a whole query: it fits, where a whole-size worker (36 GiB) would not.
+    #[test]
+    fn a_filecoin_partition_streams_on_a_24_gb_card() {
+        let aux = 130_169_893usize;
+        let s = Sizing { log_n: 27, n: 1 << 27, aux, a: aux / 1000 * 997 + 328, b: aux / 4 + 328 };
+        let chunk = GpuOptions::default().stream_chunk;
+        let streamed = s.streamed_worker_bytes(chunk);
+        let abc = 3 * (s.n as u64) * 32;
+        assert!(streamed > abc && streamed < abc + 2 * GIB, "a streamed worker: {streamed} B");
+        let plan = Plan::new(PlanInput {
+            device: "24 GB card".into(),
+            free_bytes: 2150 * GIB / 100,
+            margin_bytes: 0,
+            srs_bytes: s.srs_bytes(),
+            worker_bytes: s.worker_bytes(s.g1_capacity(s.g1_whole()), s.b),
+            pieced_worker_bytes: s.pieced().map(|piece| s.worker_bytes(s.g1_capacity(piece), s.b)),
+            streamed_worker_bytes: streamed,
+            workers_wanted: 2,
+        })
+        .unwrap();
+        assert_eq!((plan.srs, plan.workers, plan.arena_bytes), (SrsPlacement::Streamed, 1, streamed), "{plan}");
         println!("{plan}");
     }
 }
