@@ -278,6 +278,36 @@ impl GpuProver {
     /// Builds the domain, the resident SRS and the workers inside the provisioned arenas, and
     /// `sets` host sets.
     fn fill(&self, chunk: usize, sets: usize) -> Result<State, Groth16Error> {
+        let d = &self.device;
+        let s = self.sizing;
+        // The host sets are page-locked beside the device work: pinning tens of GiB takes the
+        // driver longer than the SRS upload, and sets on threads of their own pin in parallel.
+        std::thread::scope(|scope| {
+            let pinning = scope.spawn(|| {
+                let start = Instant::now();
+                let pinned: Vec<_> = (0..sets).map(|_| scope.spawn(|| HostSet::new(d, &s))).collect();
+                let sets = pinned.into_iter().map(|t| t.join().expect("pinning a host set panicked")).collect();
+                (sets, start.elapsed())
+            });
+            let device_state = self.fill_device(chunk);
+            let (pinned, elapsed): (Vec<Result<HostSet, Groth16Error>>, _) =
+                pinning.join().expect("pinning the host sets panicked");
+            let (domain, srs, workers) = device_state?;
+            let host_sets = HostSets::new(pinned.into_iter().collect::<Result<_, _>>()?);
+            tracing::info!(
+                sets,
+                lanes = workers.len(),
+                bytes = sets as u64 * HostSet::bytes(&s),
+                ?elapsed,
+                "page-locked host sets (one per lane, the rest for proofs that prepare ahead)"
+            );
+            Ok(State { domain, srs, workers, host_sets })
+        })
+    }
+
+    /// The domain, the resident SRS (uploaded) and the workers, in the provisioned arenas.
+    #[allow(clippy::type_complexity)]
+    fn fill_device(&self, chunk: usize) -> Result<(GpuDomain, Option<ResidentSrs>, Vec<Mutex<Worker>>), Groth16Error> {
         let (vram, domain_arena) = self.memory.as_ref().expect("memory is provisioned before fill");
         let d = &self.device;
         let p = &*self.params;
@@ -329,16 +359,7 @@ impl GpuProver {
             check_stream(&w.stream)?;
             check_stream(w.g2.stream())?;
         }
-        let start = Instant::now();
-        let host_sets = HostSets::new((0..sets).map(|_| HostSet::new(d, &s)).collect::<Result<_, _>>()?);
-        tracing::info!(
-            sets,
-            lanes = workers.len(),
-            bytes = sets as u64 * HostSet::bytes(&s),
-            elapsed = ?start.elapsed(),
-            "page-locked host sets (one per lane, the rest for proofs that prepare ahead)"
-        );
-        Ok(State { domain, srs, workers, host_sets })
+        Ok((domain, srs, workers))
     }
 
     /// The VRAM plan this prover runs under (printable: what fits and why).
