@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
 use group::Group;
-use kiln_cuda::cudarc::driver::{CudaSlice, CudaStream, PinnedHostSlice};
+use kiln_cuda::cudarc::driver::{CudaStream, PinnedHostSlice};
 use kiln_cuda::{DeviceBuf, check_stream};
 use kiln_field::DeviceLayout;
 use kiln_lock::WorkerId;
@@ -22,35 +22,23 @@ use super::{GpuProver, Worker, panicked};
 use crate::error::Groth16Error;
 use crate::prover::{Sums, Timings, timed};
 
-/// Scalars of a streamed sum: host scalars, or a device vector (h).
-#[derive(Clone, Copy)]
-enum Source<'a> {
-    Host(&'a [Scalar]),
-    Device(&'a CudaSlice<u64>),
-}
-
-impl Source<'_> {
-    fn range(&self, start: usize, end: usize) -> Scalars<'_> {
-        match *self {
-            Source::Host(s) => Scalars::Host(&s[start..end]),
-            Source::Device(d) => Scalars::DeviceAt(d, start, end - start),
-        }
-    }
-}
-
 /// Σ over `bases` in chunks through `chunk` (the streamed SRS).
 fn streamed_g1(
     ctx: &mut MsmContext,
     chunk: &mut GpuBases,
     cap: usize,
     bases: &[G1Affine],
-    scalars: Source<'_>,
+    scalars: Scalars<'_>,
 ) -> Result<G1Projective, Groth16Error> {
+    if scalars.len() != bases.len() {
+        return Err(kiln_msm::MsmError::LengthMismatch { bases: bases.len(), scalars: scalars.len() }.into());
+    }
     let mut acc = G1Projective::identity();
     for start in (0..bases.len()).step_by(cap.max(1)) {
         let end = (start + cap).min(bases.len());
         chunk.load_g1(ctx.stream(), &bases[start..end])?;
-        acc += ctx.msm_g1(chunk, scalars.range(start, end))?;
+        let piece = scalars.range(start, end - start).expect("within the scalars: same length as the bases");
+        acc += ctx.msm_g1(chunk, piece)?;
     }
     Ok(acc)
 }
@@ -333,7 +321,7 @@ impl GpuProver {
                 let _busy = busy.enter();
                 timed(&mut b1_time, || match (srs, g1_chunk.as_deref_mut()) {
                     (Some(srs), _) => split_g1(g1, &srs.b_g1, b_staged.scalars()),
-                    (None, Some(chunk)) => streamed_g1(g1, chunk, g1_cap, &p.b_g1, Source::Host(b_staged.view()?)),
+                    (None, Some(chunk)) => streamed_g1(g1, chunk, g1_cap, &p.b_g1, Scalars::Host(b_staged.view()?)),
                     (None, None) => unreachable!("a streamed worker has chunk buffers"),
                 })?
             };
@@ -364,10 +352,10 @@ impl GpuProver {
                             early.start(self, (stream, copy), i, dev)?;
                         }
                         let l = timed(&mut l_time, || {
-                            streamed_g1(g1, chunk, g1_cap, &p.l, Source::Host(l_staged.view()?))
+                            streamed_g1(g1, chunk, g1_cap, &p.l, Scalars::Host(l_staged.view()?))
                         })?;
                         let a = timed(&mut a_time, || {
-                            streamed_g1(g1, chunk, g1_cap, &p.a, Source::Host(a_staged.view()?))
+                            streamed_g1(g1, chunk, g1_cap, &p.a, Scalars::Host(a_staged.view()?))
                         })?;
                         (l, a)
                     }
@@ -387,7 +375,7 @@ impl GpuProver {
                 })?;
                 timed(&mut h_time, || match (srs, g1_chunk) {
                     (Some(srs), _) => sum_pieces(g1, &srs.h, Scalars::Device(a_dev, n - 1), Sum::Dense),
-                    (None, Some(chunk)) => streamed_g1(g1, chunk, g1_cap, &p.h, Source::Device(a_dev)),
+                    (None, Some(chunk)) => streamed_g1(g1, chunk, g1_cap, &p.h, Scalars::Device(a_dev, n - 1)),
                     (None, None) => unreachable!("a streamed worker has chunk buffers"),
                 })?
             };
