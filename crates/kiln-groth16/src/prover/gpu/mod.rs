@@ -280,8 +280,9 @@ impl GpuProver {
     fn fill(&self, chunk: usize, sets: usize) -> Result<State, Groth16Error> {
         let d = &self.device;
         let s = self.sizing;
-        // The host sets are page-locked beside the device work: pinning tens of GiB takes the
-        // driver longer than the SRS upload, and sets on threads of their own pin in parallel.
+        // The host sets are page-locked beside the device work: pinning tens of GiB took the
+        // driver longer than the SRS upload. Each set has a thread of its own, so that what of
+        // the pinning can run in parallel does (how much, at 2^27, is not measured yet).
         std::thread::scope(|scope| {
             let pinning = scope.spawn(|| {
                 let start = Instant::now();
