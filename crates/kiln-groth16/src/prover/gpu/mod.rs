@@ -148,6 +148,29 @@ impl Sizing {
         piece.min(self.g1_whole()).max(self.b).max(1)
     }
 
+    /// What the VRAM planner gets for these sizes: the SRS, a whole-size worker, a worker with
+    /// H, L and A in pieces (where they can be), and a streamed worker for `chunk` bases.
+    fn plan_input(
+        &self,
+        device: String,
+        free_bytes: u64,
+        margin_bytes: u64,
+        chunk: usize,
+        workers: usize,
+    ) -> PlanInput {
+        let g2_cap = self.b.max(1);
+        PlanInput {
+            device,
+            free_bytes,
+            margin_bytes,
+            srs_bytes: self.srs_bytes(),
+            worker_bytes: self.worker_bytes(self.g1_capacity(self.g1_whole()), g2_cap),
+            pieced_worker_bytes: self.pieced().map(|piece| self.worker_bytes(self.g1_capacity(piece), g2_cap)),
+            streamed_worker_bytes: self.streamed_worker_bytes(chunk),
+            workers_wanted: workers,
+        }
+    }
+
     /// The G1 and G2 contexts' capacities of a streamed worker: a chunk of bases at a time.
     fn streamed_capacities(&self, chunk: usize) -> (usize, usize) {
         (chunk.min(self.g1_capacity(self.g1_whole())), chunk.min(self.b.max(1)))
@@ -224,18 +247,14 @@ impl GpuProver {
         let free = options.vram_budget.map_or(measured, |b| b.min(measured));
         let domain_bytes = h_step_bytes(sizing.log_n) as u64 + ALIGN_SLACK;
         let chunk = options.stream_chunk.max(1);
-        let (g1_cap, g2_cap) = (sizing.g1_capacity(sizing.g1_whole()), sizing.b.max(1));
         let pieced = sizing.pieced();
-        let input = PlanInput {
-            device: format!("{} ({})", device.info()?.name, options.device),
-            free_bytes: free.saturating_sub(domain_bytes),
-            margin_bytes: options.margin_bytes,
-            srs_bytes: sizing.srs_bytes(),
-            worker_bytes: sizing.worker_bytes(g1_cap, g2_cap),
-            pieced_worker_bytes: pieced.map(|piece| sizing.worker_bytes(sizing.g1_capacity(piece), g2_cap)),
-            streamed_worker_bytes: sizing.streamed_worker_bytes(chunk),
-            workers_wanted: options.workers.max(1),
-        };
+        let input = sizing.plan_input(
+            format!("{} ({})", device.info()?.name, options.device),
+            free.saturating_sub(domain_bytes),
+            options.margin_bytes,
+            chunk,
+            options.workers.max(1),
+        );
         let plan = Plan::new(input)?;
         tracing::info!("VRAM plan:\n{plan}");
         let domain_arena = Arena::allocate(&excl, &device, "ntt domain", domain_bytes)?;
@@ -284,17 +303,17 @@ impl GpuProver {
         // driver longer than the SRS upload. Each set has a thread of its own, so that what of
         // the pinning can run in parallel does (how much, at 2^27, is not measured yet).
         std::thread::scope(|scope| {
-            let pinning = scope.spawn(|| {
-                let start = Instant::now();
-                let pinned: Vec<_> = (0..sets).map(|_| scope.spawn(|| HostSet::new(d, &s))).collect();
-                let sets = pinned.into_iter().map(|t| t.join().expect("pinning a host set panicked")).collect();
-                (sets, start.elapsed())
-            });
+            let start = Instant::now();
+            let pinning: Vec<_> =
+                (0..sets).map(|_| scope.spawn(move || HostSet::new(d, &s).map(|set| (set, start.elapsed())))).collect();
             let device_state = self.fill_device(chunk);
-            let (pinned, elapsed): (Vec<Result<HostSet, Groth16Error>>, _) =
-                pinning.join().expect("pinning the host sets panicked");
+            let pinned: Vec<(HostSet, Duration)> = pinning
+                .into_iter()
+                .map(|t| t.join().expect("pinning a host set panicked"))
+                .collect::<Result<_, _>>()?;
+            let elapsed = pinned.iter().map(|&(_, e)| e).max().unwrap_or_default();
             let (domain, srs, workers) = device_state?;
-            let host_sets = HostSets::new(pinned.into_iter().collect::<Result<_, _>>()?);
+            let host_sets = HostSets::new(pinned.into_iter().map(|(set, _)| set).collect());
             tracing::info!(
                 sets,
                 lanes = workers.len(),
@@ -562,19 +581,8 @@ mod tests {
         let s = Sizing { log_n: 27, n: 1 << 27, aux, a: aux / 1000 * 997 + 328, b: aux / 4 + 328 };
         let piece = s.pieced().expect("L and A fit the domain's vectors");
         assert_eq!(piece, (1 << 26), "two pieces of H's 2^27 - 1 points");
-        let whole = s.worker_bytes(s.g1_capacity(s.g1_whole()), s.b);
-        let pieced = s.worker_bytes(s.g1_capacity(piece), s.b);
-        let plan = Plan::new(PlanInput {
-            device: "80 GB card".into(),
-            free_bytes: 7553 * GIB / 100,
-            margin_bytes: 0,
-            srs_bytes: s.srs_bytes(),
-            worker_bytes: whole,
-            pieced_worker_bytes: Some(pieced),
-            streamed_worker_bytes: whole,
-            workers_wanted: 1,
-        })
-        .unwrap();
+        let chunk = GpuOptions::default().stream_chunk;
+        let plan = Plan::new(s.plan_input("80 GB card".into(), 7553 * GIB / 100, 0, chunk, 1)).unwrap();
         assert!(plan.srs == SrsPlacement::Resident && plan.pieces, "{plan}");
         println!("{plan}");
     }
@@ -590,17 +598,7 @@ mod tests {
         let streamed = s.streamed_worker_bytes(chunk);
         let abc = 3 * (s.n as u64) * 32;
         assert!(streamed > abc && streamed < abc + 2 * GIB, "a streamed worker: {streamed} B");
-        let plan = Plan::new(PlanInput {
-            device: "24 GB card".into(),
-            free_bytes: 2150 * GIB / 100,
-            margin_bytes: 0,
-            srs_bytes: s.srs_bytes(),
-            worker_bytes: s.worker_bytes(s.g1_capacity(s.g1_whole()), s.b),
-            pieced_worker_bytes: s.pieced().map(|piece| s.worker_bytes(s.g1_capacity(piece), s.b)),
-            streamed_worker_bytes: streamed,
-            workers_wanted: 2,
-        })
-        .unwrap();
+        let plan = Plan::new(s.plan_input("24 GB card".into(), 2150 * GIB / 100, 0, chunk, 2)).unwrap();
         assert_eq!((plan.srs, plan.workers, plan.arena_bytes), (SrsPlacement::Streamed, 1, streamed), "{plan}");
         println!("{plan}");
     }
