@@ -33,6 +33,12 @@ pub enum NttError {
         /// The domain size.
         size: usize,
     },
+    /// [`crate::gpu::HostInput::ProductOfAB`] given for a or b.
+    #[error("{what}: only c can be formed on the device as a∘b; give a and b as host input")]
+    MisplacedProduct {
+        /// Which input.
+        what: &'static str,
+    },
     /// A host buffer of `u64` words does not hold a whole number of scalars.
     #[error(transparent)]
     Layout(#[from] kiln_field::LayoutError),

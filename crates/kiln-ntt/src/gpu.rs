@@ -14,7 +14,9 @@
 //!
 //! [`GpuDomain::h_step_from_host`] is the H step for a caller that streams its input from
 //! pinned host memory: a, b, c are uploaded on a second (copy) stream, and the transforms of
-//! a start as soon as a has arrived, while b and c are still on the bus.
+//! a start as soon as a has arrived, while b and c are still on the bus. c may instead be
+//! formed on the device as a∘b ([`HostInput::ProductOfAB`]), which it is for a satisfied
+//! constraint system: the host then neither evaluates nor uploads it.
 //!
 //! Host ↔ device conversion of scalars: `kiln_field::DeviceLayout` (`Scalar::as_u64s`,
 //! `Scalar::from_u64s`).
@@ -40,6 +42,11 @@ pub enum HostInput<'a> {
     /// Already enqueued by [`GpuDomain::upload_input`]: the vector's transforms wait for that
     /// copy only.
     Uploaded(Uploaded),
+    /// c only: formed on the device as a∘b (element by element) before a's and b's
+    /// transforms. For a satisfied constraint system c_i = a_i·b_i for every row (the input
+    /// rows and the padding are 0 = x·0), so the H step is the same as with c from the host;
+    /// for an unsatisfied one the proof does not verify either way.
+    ProductOfAB,
 }
 
 /// An H step input's upload, enqueued ahead of the H step ([`GpuDomain::upload_input`]): the
@@ -71,6 +78,7 @@ pub struct GpuDomain {
     bitrev: CudaFunction,
     twiddles: CudaFunction,
     pointwise: CudaFunction,
+    mul: CudaFunction,
 }
 
 impl std::fmt::Debug for GpuDomain {
@@ -108,6 +116,7 @@ impl GpuDomain {
             bitrev: device.kernel(kiln_kernels::ntt::BITREV)?,
             twiddles: device.kernel(kiln_kernels::ntt::TWIDDLES)?,
             pointwise: device.kernel(kiln_kernels::ntt::POINTWISE)?,
+            mul: device.kernel(kiln_kernels::ntt::MUL)?,
         };
         // `ω^x` for every `x <= n/2` from the uploaded small tables.
         gd.issue(stream, &gd.schedule.twiddles(), &mut [], None)?;
@@ -178,7 +187,7 @@ impl GpuDomain {
         self.check(a, "gpu::h_step a")?;
         self.check(b, "gpu::h_step b")?;
         self.check(c, "gpu::h_step c")?;
-        self.h_step_after(stream, [a, b, c], None)
+        self.h_step_after(stream, [a, b, c], None, false)
     }
 
     /// The H step with its input streamed from pinned host memory: each of a, b, c given as
@@ -208,20 +217,26 @@ impl GpuDomain {
         self.check(b, "gpu::h_step_from_host b")?;
         self.check(c, "gpu::h_step_from_host c")?;
         let whats = ["gpu::h_step_from_host a_host", "gpu::h_step_from_host b_host", "gpu::h_step_from_host c_host"];
-        for (h, what) in host.iter().zip(whats) {
-            if let HostInput::Pinned(h) = h {
-                self.check_input(h, what)?;
+        for (i, (h, what)) in host.iter().zip(whats).enumerate() {
+            match h {
+                HostInput::Pinned(h) => self.check_input(h, what)?,
+                HostInput::ProductOfAB if i != 2 => return Err(NttError::MisplacedProduct { what }),
+                _ => {}
             }
         }
+        let c_from_ab = matches!(host[2], HostInput::ProductOfAB);
         let mut ready = Vec::with_capacity(3);
         for (h, d) in host.into_iter().zip([&mut *a, &mut *b, &mut *c]) {
             ready.push(match h {
-                HostInput::Pinned(h) => self.upload_input(stream, copy_stream, h, d)?.0,
-                HostInput::Uploaded(Uploaded(event)) => event,
+                HostInput::Pinned(h) => Some(self.upload_input(stream, copy_stream, h, d)?.0),
+                HostInput::Uploaded(Uploaded(event)) => Some(event),
+                // Written on `stream` itself, after the work already there.
+                HostInput::ProductOfAB => None,
             });
         }
-        let ready: [CudaEvent; 3] = ready.try_into().unwrap_or_else(|_| unreachable!("three vectors, three events"));
-        self.h_step_after(stream, [a, b, c], Some(ready))
+        let ready: [Option<CudaEvent>; 3] =
+            ready.try_into().unwrap_or_else(|_| unreachable!("three vectors, three events"));
+        self.h_step_after(stream, [a, b, c], Some(ready), c_from_ab)
     }
 
     /// Enqueues the upload of one H step input (`host`, at most `n` scalars, zero-padded to
@@ -264,14 +279,16 @@ impl GpuDomain {
         Ok(())
     }
 
-    /// The H step's launches; vector i's first launch waits for `ready[i]` when given.
+    /// The H step's launches (c formed as a∘b with `c_from_ab`); vector i's first launch
+    /// waits for `ready[i]` when given.
     fn h_step_after(
         &self,
         stream: &Arc<CudaStream>,
         [a, b, c]: [&mut CudaSlice<u64>; 3],
-        ready: Option<[CudaEvent; 3]>,
+        ready: Option<[Option<CudaEvent>; 3]>,
+        c_from_ab: bool,
     ) -> Result<(), NttError> {
-        self.issue(stream, &self.schedule.h_step(), &mut [a, b, c], ready.as_ref())
+        self.issue(stream, &self.schedule.h_step(c_from_ab), &mut [a, b, c], ready.as_ref())
     }
 
     /// Enqueues `launches` on `stream`, vector `v` of each being `vectors[v]`. With `ready`,
@@ -281,16 +298,18 @@ impl GpuDomain {
         stream: &Arc<CudaStream>,
         launches: &[Launch],
         vectors: &mut [&mut CudaSlice<u64>],
-        ready: Option<&[CudaEvent; 3]>,
+        ready: Option<&[Option<CudaEvent>; 3]>,
     ) -> Result<(), NttError> {
         let mut waited = [false; 3];
         for launch in launches {
             if let Some(ready) = ready {
                 for v in [Vector::A, Vector::B, Vector::C] {
                     if launch.uses(v) && !waited[v as usize] {
-                        // Explicit even though cudarc's per-buffer events may already order this:
-                        // they can be disabled per context (CudaContext::disable_event_tracking).
-                        stream.wait(&ready[v as usize]).ctx("cuStreamWaitEvent(h step input copied)")?;
+                        if let Some(event) = &ready[v as usize] {
+                            // Explicit even though cudarc's per-buffer events may already order
+                            // this: they can be disabled per context (disable_event_tracking).
+                            stream.wait(event).ctx("cuStreamWaitEvent(h step input copied)")?;
+                        }
                         waited[v as usize] = true;
                     }
                 }
@@ -363,7 +382,36 @@ impl GpuDomain {
                 // a, b, c hold n scalars; z_inv is within `tw`; the kernel bounds-checks i < n.
                 unsafe { l.launch(cfg(*dims)) }.ctx("cuLaunchKernel(ntt_pointwise)")?;
             }
+            Launch::Copy { from, to } => {
+                let (src, dst) = pair(vectors, *from, *to);
+                stream.memcpy_dtod(src, dst).ctx("cuMemcpyDtoDAsync(h step vector)")?;
+            }
+            Launch::Mul { v, by, dims, n } => {
+                let (y, x) = pair(vectors, *by, *v);
+                let mut l = stream.launch_builder(&self.mul);
+                l.arg(x).arg(y).arg(n);
+                // SAFETY: matches `ntt_mul(fr_t*, const fr_t*, u32)`; both vectors hold n scalars
+                // (checked by the caller) and are distinct; the kernel bounds-checks i < n.
+                unsafe { l.launch(cfg(*dims)) }.ctx("cuLaunchKernel(ntt_mul)")?;
+            }
         }
         Ok(())
+    }
+}
+
+/// Vector `read` (shared) and vector `write` (exclusive) of `vectors`; `read != write`.
+fn pair<'v>(
+    vectors: &'v mut [&mut CudaSlice<u64>],
+    read: Vector,
+    write: Vector,
+) -> (&'v CudaSlice<u64>, &'v mut CudaSlice<u64>) {
+    let (r, w) = (read as usize, write as usize);
+    assert_ne!(r, w, "a launch that reads and writes one vector through two names");
+    if r < w {
+        let (lo, hi) = vectors.split_at_mut(w);
+        (&*lo[r], &mut *hi[0])
+    } else {
+        let (lo, hi) = vectors.split_at_mut(r);
+        (&*hi[0], &mut *lo[w])
     }
 }

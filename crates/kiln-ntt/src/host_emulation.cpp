@@ -79,3 +79,7 @@ extern "C" int kiln_ntt_emu_pointwise(uint32_t grid, uint32_t block, fr_t* a, co
                                       const fr_t* tw, uint32_t z_inv, uint32_t n) {
     return kiln_emu::launch(grid, block, [&] { ntt_pointwise(a, b, c, tw, z_inv, n); }) ? 0 : 2;
 }
+
+extern "C" int kiln_ntt_emu_mul(uint32_t grid, uint32_t block, fr_t* x, const fr_t* y, uint32_t n) {
+    return kiln_emu::launch(grid, block, [&] { ntt_mul(x, y, n); }) ? 0 : 2;
+}

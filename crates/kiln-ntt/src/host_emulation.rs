@@ -24,6 +24,7 @@ type PassFn = unsafe extern "C" fn(*const c_char, u32, u32, u32, *mut u64, *cons
 type BitrevFn = unsafe extern "C" fn(u32, u32, *mut u64, u32, u32) -> c_int;
 type TwiddlesFn = unsafe extern "C" fn(u32, u32, *mut u64, u32, u32, u32, u32, u32) -> c_int;
 type PointwiseFn = unsafe extern "C" fn(u32, u32, *mut u64, *const u64, *const u64, *const u64, u32, u32) -> c_int;
+type MulFn = unsafe extern "C" fn(u32, u32, *mut u64, *const u64, u32) -> c_int;
 
 /// The entry points of the compiled `host_emulation.cpp` (one per kernel of ntt.cu).
 struct Kernels {
@@ -31,6 +32,7 @@ struct Kernels {
     bitrev: BitrevFn,
     twiddles: TwiddlesFn,
     pointwise: PointwiseFn,
+    mul: MulFn,
     _lib: libloading::Library,
 }
 
@@ -49,6 +51,7 @@ fn kernels() -> &'static Kernels {
                 bitrev: *loaded.get::<BitrevFn>(b"kiln_ntt_emu_bitrev\0").unwrap(),
                 twiddles: *loaded.get::<TwiddlesFn>(b"kiln_ntt_emu_twiddles\0").unwrap(),
                 pointwise: *loaded.get::<PointwiseFn>(b"kiln_ntt_emu_pointwise\0").unwrap(),
+                mul: *loaded.get::<MulFn>(b"kiln_ntt_emu_mul\0").unwrap(),
                 _lib: loaded,
             }
         }
@@ -125,6 +128,16 @@ impl EmuDomain {
                             n,
                         )
                     }
+                    Launch::Copy { from, to } => {
+                        let src = vectors[from as usize].clone();
+                        vectors[to as usize].copy_from_slice(&src);
+                        0
+                    }
+                    Launch::Mul { v, by, dims, n } => {
+                        assert_ne!(v, by);
+                        let y = vectors[by as usize].as_ptr();
+                        (k.mul)(dims.grid, dims.block, vectors[v as usize].as_mut_ptr(), y, n)
+                    }
                 }
             };
             assert_eq!(
@@ -141,9 +154,13 @@ impl EmuDomain {
         Scalar::from_u64s(&a).unwrap()
     }
 
-    fn h_step(&mut self, a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Vec<Scalar> {
-        let [mut a, mut b, mut c] = [a, b, c].map(|x| Scalar::as_u64s(x).to_vec());
-        self.run(&self.s.h_step(), &mut [&mut a, &mut b, &mut c]);
+    /// The H step on a, b and c, or with `c: None` on a, b and c formed on the device as a∘b
+    /// (the vector passed for C is then poisoned: nothing may read it before it is written).
+    fn h_step(&mut self, a: &[Scalar], b: &[Scalar], c: Option<&[Scalar]>) -> Vec<Scalar> {
+        let [mut a, mut b] = [a, b].map(|x| Scalar::as_u64s(x).to_vec());
+        let from_ab = c.is_none();
+        let mut c = c.map_or_else(|| vec![u64::MAX; a.len()], |c| Scalar::as_u64s(c).to_vec());
+        self.run(&self.s.h_step(from_ab), &mut [&mut a, &mut b, &mut c]);
         Scalar::from_u64s(&a).unwrap()
     }
 }
@@ -172,7 +189,11 @@ fn check_all(log_n: u32, transforms: &[Transform]) {
     }
     let (a, b, c) = (random(n, &mut rng), random(n, &mut rng), random(n, &mut rng));
     let want = cpu::h_poly(&d, a.clone(), b.clone(), c.clone()).unwrap();
-    assert!(e.h_step(&a, &b, &c) == want, "h step 2^{log_n}");
+    assert!(e.h_step(&a, &b, Some(&c)) == want, "h step 2^{log_n}");
+    // c formed as a∘b (a satisfied system's c): the CPU's H step on that c.
+    let ab: Vec<Scalar> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
+    let want = cpu::h_poly(&d, a.clone(), b.clone(), ab).unwrap();
+    assert!(e.h_step(&a, &b, None) == want, "h step with c = a∘b 2^{log_n}");
     assert_eq!(e.conflicts, 0, "2^{log_n}: shared-memory bank conflicts in the passes");
 }
 

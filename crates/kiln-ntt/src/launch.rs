@@ -7,6 +7,8 @@
 //! Orders: a DIF (natural in, bit-reversed out) and one bit reversal make each of the four
 //! transforms; the H step chains DIF (iNTT, scaled by `g^i/n`) → DIT (coset NTT) for each of
 //! a, b, c, one pointwise launch, then DIF (coset iNTT, scaled by `g^-i/n`) → bit reversal.
+//! With c formed on the device ([`Schedule::h_step`] with `c_from_ab`), a is copied into C
+//! before its transforms and C is multiplied by b before b's.
 
 use crate::plan::{BITREV_THREADS, Layout, Order, Pass, PassKernel, Scale, ScaleAt, bitrev_tiles, passes};
 
@@ -82,6 +84,10 @@ pub(crate) enum Launch {
     Bitrev { v: Vector, dims: Dims, log_n: u32, b: u32 },
     /// `ntt_pointwise(a, b, c, tw, z_inv, n)`: `a = (a·b - c)/Z` on the coset.
     Pointwise { dims: Dims, z_inv: u32, n: u32 },
+    /// `to = from`, the whole vector (a device-to-device copy, no kernel).
+    Copy { from: Vector, to: Vector },
+    /// `ntt_mul(v, by, n)`: `v = v·by` element by element.
+    Mul { v: Vector, by: Vector, dims: Dims, n: u32 },
 }
 
 impl Launch {
@@ -91,6 +97,8 @@ impl Launch {
             Launch::Twiddles { .. } => false,
             Launch::Pass { v: w, .. } | Launch::Bitrev { v: w, .. } => w == v,
             Launch::Pointwise { .. } => true,
+            Launch::Copy { from, to } => from == v || to == v,
+            Launch::Mul { v: w, by, .. } => w == v || by == v,
         }
     }
 }
@@ -153,16 +161,26 @@ impl Schedule {
     }
 
     /// The Groth16 H step: a, b, c (evaluations, natural order) → h in A; B and C are work space.
-    pub(crate) fn h_step(&self) -> Vec<Launch> {
+    /// With `c_from_ab`, C's input is not read: it is formed as a∘b first (a copied into C
+    /// before a's transforms, multiplied by b before b's), which is c for a satisfied
+    /// constraint system (c_i = a_i·b_i).
+    pub(crate) fn h_step(&self, c_from_ab: bool) -> Vec<Launch> {
         let l = &self.layout;
         // iNTT then coset distribution, fused: coefficient i (at bit-reversed position) × g^i/n.
         let to_coset = Scale::Powers { lo: l.g_lo, hi: l.gn_hi, lo_bits: l.g_lo_bits, bitrev: true };
+        let n = 1u32 << self.log_n;
         let mut out = Vec::new();
         for v in [Vector::A, Vector::B, Vector::C] {
+            match v {
+                Vector::A if c_from_ab => out.push(Launch::Copy { from: Vector::A, to: Vector::C }),
+                Vector::B if c_from_ab => {
+                    out.push(Launch::Mul { v: Vector::C, by: Vector::B, dims: Dims::for_elems(n), n })
+                }
+                _ => {}
+            }
             out.extend(self.dif(v, true, Some((ScaleAt::Store, to_coset))));
             out.extend(self.dit(v, false));
         }
-        let n = 1u32 << self.log_n;
         out.push(Launch::Pointwise { dims: Dims::for_elems(n), z_inv: l.z_inv, n });
         out.extend(self.dif(Vector::A, true, Some((ScaleAt::Store, self.icoset_scale()))));
         out.extend(self.bit_reverse(Vector::A));

@@ -93,18 +93,36 @@ fn gpu_h_step_from_pinned_host_matches_cpu() {
         let mut bufs: Vec<CudaSlice<u64>> = (0..3).map(|_| alloc_poisoned::<u64>(&stream, n * 4).unwrap()).collect();
         let [da, db, dc] = &mut bufs[..] else { unreachable!() };
         // Full-length inputs, then shorter ones (zero-padded on the device) into the same
-        // buffers: each call must overwrite everything the one before left there. The last
-        // uploads a first (`upload_input`), as a caller with its input ready early does.
-        let cases = [("full", n, n, n, false), ("padded", n - 1, n / 2, 1, false), ("a first", n / 2, n, n - 1, true)];
-        for (name, la, lb, lc, a_first) in cases {
-            let (a, b, c) = (random(la), random(lb), random(lc));
+        // buffers: each call must overwrite everything the one before left there. "a first"
+        // uploads a first (`upload_input`), as a caller with its input ready early does; the
+        // "c = a∘b" cases form c on the device (`ProductOfAB`) in a poisoned buffer.
+        let cases = [
+            ("full", n, n, n, false, false),
+            ("padded", n - 1, n / 2, 1, false, false),
+            ("a first", n / 2, n, n - 1, true, false),
+            ("c = a∘b", n, n, 0, false, true),
+            ("c = a∘b, a first, padded", n - 1, n / 2, 0, true, true),
+        ];
+        for (name, la, lb, lc, a_first, c_from_ab) in cases {
+            let (a, b) = (random(la), random(lb));
+            let c = if c_from_ab {
+                (0..n).map(|i| a.get(i).zip(b.get(i)).map_or(Scalar::ZERO, |(x, y)| x * y)).collect()
+            } else {
+                random(lc)
+            };
             let (pa, pb, pc) = (pinned(&device, &a), pinned(&device, &b), pinned(&device, &c));
             let a_in = if a_first {
                 HostInput::Uploaded(gd.upload_input(&stream, &copy_stream, &pa, da).unwrap())
             } else {
                 HostInput::Pinned(&pa)
             };
-            let input = [a_in, HostInput::Pinned(&pb), HostInput::Pinned(&pc)];
+            let c_in = if c_from_ab {
+                kiln_cuda::poison(&stream, dc).unwrap();
+                HostInput::ProductOfAB
+            } else {
+                HostInput::Pinned(&pc)
+            };
+            let input = [a_in, HostInput::Pinned(&pb), c_in];
             gd.h_step_from_host(&stream, &copy_stream, input, [&mut *da, &mut *db, &mut *dc]).unwrap();
             let got = download(&stream, da);
             let want = cpu::h_poly(&d, a, b, c).unwrap();
@@ -172,4 +190,8 @@ fn gpu_rejects_wrong_lengths() {
     assert!(matches!(err, NttError::LengthMismatch { .. }), "{err}");
     let err = gd.upload_input(&stream, &copy_stream, &long, &mut a).unwrap_err();
     assert!(matches!(err, NttError::InputTooLong { len: 17, size: 16, .. }), "{err}");
+    // Only c can be formed from the other two.
+    let input = [HostInput::ProductOfAB, HostInput::Pinned(&ok), HostInput::Pinned(&ok)];
+    let err = gd.h_step_from_host(&stream, &copy_stream, input, [&mut a, &mut b, &mut c]).unwrap_err();
+    assert!(matches!(err, NttError::MisplacedProduct { .. }), "{err}");
 }
