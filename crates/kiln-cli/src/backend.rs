@@ -76,7 +76,7 @@ pub struct BackendArgs {
     /// also KILN_VRAM_BUDGET). A budget below the SRS's size selects the streamed SRS.
     #[arg(long, value_parser = kiln_groth16::parse_bytes)]
     vram_budget: Option<u64>,
-    /// GPU: proofs that may do their host work (scalars, a, b, c) while every lane is busy,
+    /// GPU: proofs that may do their host work (scalars, a and b) while every lane is busy,
     /// each in page-locked buffers of its own (21 GiB at 2^27); default: one if the host has
     /// room, else none. 0 turns it off.
     #[arg(long)]

@@ -133,8 +133,7 @@ impl Shape {
     }
 
     /// a, b, c = A·z, B·z, C·z for z = (`input`, `aux`), in parallel, into the caller's
-    /// slices (pinned host buffers of a GPU prover, say), each exactly
-    /// [`Shape::num_constraints`] long.
+    /// slices, each exactly [`Shape::num_constraints`] long.
     ///
     /// Only the counts are checked ([`Groth16Error::ShapeMismatch`]): a witness of another
     /// circuit with the same counts evaluates to garbage (caught by a satisfaction check).
@@ -146,20 +145,50 @@ impl Shape {
         b: &mut [Scalar],
         c: &mut [Scalar],
     ) -> Result<(), Groth16Error> {
+        self.evaluate_rows(input, aux, a, b, Some(c))
+    }
+
+    /// a and b alone, as [`Shape::evaluate_into`] computes them: for a GPU prover's pinned
+    /// buffers, which forms c = a∘b on the device (c for a satisfied constraint system).
+    pub fn evaluate_ab_into(
+        &self,
+        input: &[Scalar],
+        aux: &[Scalar],
+        a: &mut [Scalar],
+        b: &mut [Scalar],
+    ) -> Result<(), Groth16Error> {
+        self.evaluate_rows(input, aux, a, b, None)
+    }
+
+    fn evaluate_rows(
+        &self,
+        input: &[Scalar],
+        aux: &[Scalar],
+        a: &mut [Scalar],
+        b: &mut [Scalar],
+        c: Option<&mut [Scalar]>,
+    ) -> Result<(), Groth16Error> {
         self.check_witness(input, aux)?;
-        for (what, len) in [("output a length", a.len()), ("output b length", b.len()), ("output c length", c.len())] {
+        let c_len = c.as_ref().map_or(self.num_constraints, |c| c.len());
+        for (what, len) in [("output a length", a.len()), ("output b length", b.len()), ("output c length", c_len)] {
             check(what, len, self.num_constraints)?;
         }
-        // One task per block of rows, all three matrices: the rows of A, B and C of one
-        // constraint touch the same variables, so z stays in cache across the three.
+        // One task per block of rows, all matrices: the rows of A, B and C of one constraint
+        // touch the same variables, so z stays in cache across them.
+        let mut c_blocks: Vec<Option<&mut [Scalar]>> = match c {
+            Some(c) => c.chunks_mut(ROWS_PER_BLOCK).map(Some).collect(),
+            None => (0..a.len().div_ceil(ROWS_PER_BLOCK)).map(|_| None).collect(),
+        };
         a.par_chunks_mut(ROWS_PER_BLOCK)
             .zip(b.par_chunks_mut(ROWS_PER_BLOCK))
-            .zip(c.par_chunks_mut(ROWS_PER_BLOCK))
+            .zip(c_blocks.par_iter_mut())
             .enumerate()
             .for_each(|(block, ((a, b), c))| {
                 self.a.eval_block(block, input, aux, &self.coeffs, a);
                 self.b.eval_block(block, input, aux, &self.coeffs, b);
-                self.c.eval_block(block, input, aux, &self.coeffs, c);
+                if let Some(c) = c {
+                    self.c.eval_block(block, input, aux, &self.coeffs, c);
+                }
             });
         Ok(())
     }

@@ -158,7 +158,15 @@ fn evaluate_into_overwrites_caller_buffers() {
     // Garbage in the buffers (a reused pinned buffer holds the previous proof's values).
     let (mut a, mut b, mut c) = (vec![Scalar::ONE; n], vec![Scalar::ONE; n], vec![Scalar::ONE; n]);
     shape.evaluate_into(&w.input, &w.aux, &mut a, &mut b, &mut c).unwrap();
-    assert_eq!((a, b, c), (reference.a, reference.b, reference.c));
+    assert_eq!((&a, &b, &c), (&reference.a, &reference.b, &reference.c));
+    // a and b alone (the GPU prover's), and c = a∘b in every row of this satisfied system,
+    // the padding included: what the GPU prover forms on the device instead of C·z.
+    let (mut a2, mut b2) = (vec![Scalar::ONE; n], vec![Scalar::ONE; n]);
+    shape.evaluate_ab_into(&w.input, &w.aux, &mut a2, &mut b2).unwrap();
+    assert_eq!((&a2, &b2), (&a, &b));
+    assert!(a.iter().zip(&b).zip(&c).all(|((x, y), z)| x * y == *z), "c = a∘b row by row");
+    let err = shape.evaluate_ab_into(&w.input, &w.aux, &mut a2[1..], &mut b2).unwrap_err();
+    assert!(matches!(err, Groth16Error::ShapeMismatch { what: "output a length", .. }), "{err}");
 
     // witness_into reuses a witness of another seed (the vectors' memory) and overwrites it.
     let mut reused = shape.witness(Builtin::new(Kind::Mimc, 3000, 5)).unwrap();

@@ -1,10 +1,10 @@
-//! One proof's host side: its a, b, c and query scalars in page-locked memory (a
+//! One proof's host side: its a, b and query scalars in page-locked memory (a
 //! [`HostSet`]), and the pool of such sets a prover shares between its proofs.
 //!
 //! A prover has one set per lane, and spare sets for proofs that prepare ahead: while every
 //! lane is busy, a proof takes a free set and does all of its host work (the scalars staged,
-//! a, b, c evaluated) before it waits for a lane, so that its device work then starts at once
-//! and the host's work overlaps the other proofs' sums. At 2^27 a set is ~21 GiB.
+//! a and b evaluated) before it waits for a lane, so that its device work then starts at once
+//! and the host's work overlaps the other proofs' sums. At 2^27 a set is ~17 GiB.
 
 use std::sync::{Condvar, Mutex, MutexGuard};
 
@@ -17,27 +17,23 @@ use kiln_msm::gpu::Scalars;
 use super::Sizing;
 use crate::error::Groth16Error;
 
-/// One proof's page-locked host buffers: a, b, c (write-combined: only uploaded) and the
-/// query scalars.
+/// One proof's page-locked host buffers: a and b (write-combined: only uploaded; c is formed
+/// on the device) and the query scalars.
 pub(super) struct HostSet {
-    pub(super) abc: [PinnedHostSlice<u64>; 3],
+    pub(super) ab: [PinnedHostSlice<u64>; 2],
     pub(super) scalars: HostScalars,
 }
 
 impl HostSet {
     pub(super) fn new(device: &Device, s: &Sizing) -> Result<HostSet, Groth16Error> {
         let words = s.n * <Scalar as DeviceLayout>::WORDS;
-        let abc = [
-            alloc_pinned(device, words, true)?,
-            alloc_pinned(device, words, true)?,
-            alloc_pinned(device, words, true)?,
-        ];
-        Ok(HostSet { abc, scalars: HostScalars::new(device, s)? })
+        let ab = [alloc_pinned(device, words, true)?, alloc_pinned(device, words, true)?];
+        Ok(HostSet { ab, scalars: HostScalars::new(device, s)? })
     }
 
     /// Page-locked bytes of one set for these sizes.
     pub(super) fn bytes(s: &Sizing) -> u64 {
-        32 * (3 * s.n + s.aux + s.a + s.b) as u64
+        32 * (2 * s.n + s.aux + s.a + s.b) as u64
     }
 }
 

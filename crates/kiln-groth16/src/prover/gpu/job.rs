@@ -8,10 +8,10 @@ use crate::error::Groth16Error;
 use crate::recorded::{Shape, Witness};
 use crate::synth::Assignment;
 
-/// Where a proof's a, b, c come from.
-pub(super) enum Abc<'a> {
+/// Where a proof's a and b come from (c is formed on the device as a∘b).
+pub(super) enum Ab<'a> {
     /// Vectors already evaluated (copied into the pinned buffers).
-    Vectors(&'a [Scalar], &'a [Scalar], &'a [Scalar]),
+    Vectors(&'a [Scalar], &'a [Scalar]),
     /// A recorded shape's products, evaluated straight into the pinned buffers.
     Recorded(&'a Shape),
 }
@@ -20,7 +20,7 @@ pub(super) enum Abc<'a> {
 pub(super) struct Job<'a> {
     pub(super) input: &'a [Scalar],
     pub(super) aux: &'a [Scalar],
-    pub(super) abc: Abc<'a>,
+    pub(super) ab: Ab<'a>,
     /// The variables with a base in A's aux part, B's input part and B's aux part.
     pub(super) a_aux: &'a Density,
     pub(super) b_input: &'a Density,
@@ -32,7 +32,7 @@ impl<'a> Job<'a> {
         Job {
             input: &asg.input,
             aux: &asg.aux,
-            abc: Abc::Vectors(&asg.a, &asg.b, &asg.c),
+            ab: Ab::Vectors(&asg.a, &asg.b),
             a_aux: &asg.a_aux_density,
             b_input: &asg.b_input_density,
             b_aux: &asg.b_aux_density,
@@ -43,7 +43,7 @@ impl<'a> Job<'a> {
         Job {
             input: &w.input,
             aux: &w.aux,
-            abc: Abc::Recorded(shape),
+            ab: Ab::Recorded(shape),
             a_aux: shape.a_aux_density(),
             b_input: shape.b_input_density(),
             b_aux: shape.b_aux_density(),

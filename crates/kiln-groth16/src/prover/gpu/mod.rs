@@ -13,15 +13,18 @@
 //! The sums over the witness come first, since they need nothing else: B's scalars are staged
 //! in the memory phase and B_G1 and B_G2 (on its own stream and thread) start the compute
 //! phase while the host stages L's and A's; those go up on the copy stream into the b and c
-//! vectors (free until the H step) and are summed while the host evaluates a, b, c into
+//! vectors (free until the H step) and are summed while the host evaluates a and b into
 //! pinned buffers (straight from a recorded shape). Each query is split into 0 / 1 / other on
 //! the device and summed by batch addition plus a tail MSM. Then the H step runs with the
-//! uploads overlapped ([`GpuDomain::h_step_from_host`]) and leaves h on the device, where the
-//! H MSM reads it. No upload makes the host wait.
+//! uploads overlapped ([`GpuDomain::h_step_from_host`]) and c formed on the device as a∘b
+//! (c_i = a_i·b_i in every row of a satisfied constraint system; an unsatisfied one makes a
+//! proof that does not verify, as with c from the host, and kiln verifies every proof before
+//! returning it), and leaves h on the device, where the H MSM reads it. No upload makes the
+//! host wait.
 //!
 //! A proof that would wait for a lane (more proofs hold host sets than there are lanes: see
 //! [`host`]) does all of that host work first, beside the other proofs' device work; its
-//! device work then waits for nothing, and those of its a, b, c whose device vectors are free
+//! device work then waits for nothing, and those of its a and b whose device vectors are free
 //! go up during the sums instead of in the H step.
 //!
 //! Files: [`options`] (what a user sets), [`job`] (one proof's inputs), [`proof`] (one

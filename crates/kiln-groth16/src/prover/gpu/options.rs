@@ -19,9 +19,9 @@ pub struct GpuOptions {
     pub margin_bytes: u64,
     /// Bases per chunk when the SRS is streamed from host memory.
     pub stream_chunk: usize,
-    /// Proofs that may do their host work (scalars staged, a, b, c evaluated) while every lane
+    /// Proofs that may do their host work (scalars staged, a and b evaluated) while every lane
     /// is busy, each in a set of page-locked buffers of its own beside the lanes' (about
-    /// 32 × (3n + aux + |A| + |B|) bytes: 21 GiB at 2^27); their device work then starts at
+    /// 32 × (2n + aux + |A| + |B|) bytes: 17 GiB at 2^27); their device work then starts at
     /// once. `None`: one, if the host has room (see the prover's log), else none.
     pub prepare_ahead: Option<usize>,
     /// Test hook, off by default: a proof whose first public input (after ONE) equals this

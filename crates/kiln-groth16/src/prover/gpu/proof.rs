@@ -1,5 +1,5 @@
 //! One proof on one lane: the query scalars staged, the sums over the witness beside the
-//! host's a, b, c, then the H step and the H MSM.
+//! host's a and b, then the H step (c = a∘b formed there) and the H MSM.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -17,7 +17,7 @@ use kiln_ntt::gpu::{HostInput, Uploaded};
 use rayon::prelude::*;
 
 use super::host::{HostScalars, HostSet, Staged};
-use super::job::{Abc, Job, gather_into};
+use super::job::{Ab, Job, gather_into};
 use super::{GpuProver, Worker, panicked};
 use crate::error::Groth16Error;
 use crate::prover::{Sums, Timings, timed};
@@ -127,23 +127,24 @@ fn park<'a>(
     Ok(Scalars::Device(dev, host.len() / <Scalar as DeviceLayout>::WORDS))
 }
 
-/// A proof's a, b, c in page-locked memory.
-type HostAbc = [PinnedHostSlice<u64>; 3];
+/// A proof's a and b in page-locked memory (c = a∘b is formed on the device:
+/// [`HostInput::ProductOfAB`]).
+type HostAb = [PinnedHostSlice<u64>; 2];
 
-/// The uploads of a proof prepared ahead: its a, b, c are in page-locked memory before its
+/// The uploads of a proof prepared ahead: its a and b are in page-locked memory before its
 /// device work starts, so those whose device vector is free go up on the copy stream before
 /// the sums, off the H step's path, which then takes them as [`HostInput::Uploaded`]: a (b and
-/// c hold L's and A's scalars while the SRS is resident), or all three (streamed SRS: its sums
+/// c hold L's and A's scalars while the SRS is resident), or both (streamed SRS: its sums
 /// read their scalars from the host).
 struct EarlyUploads<'a> {
-    host: Option<&'a HostAbc>,
-    done: [Option<Uploaded>; 3],
+    host: Option<&'a HostAb>,
+    done: [Option<Uploaded>; 2],
 }
 
 impl<'a> EarlyUploads<'a> {
-    /// `host`: the proof's a, b, c if prepared ahead (`None`: every upload is the H step's).
-    fn new(host: Option<&'a HostAbc>) -> Self {
-        EarlyUploads { host, done: [None, None, None] }
+    /// `host`: the proof's a and b if prepared ahead (`None`: every upload is the H step's).
+    fn new(host: Option<&'a HostAb>) -> Self {
+        EarlyUploads { host, done: [None, None] }
     }
 
     /// Enqueues vector `i`'s upload into `dev` now, if the proof was prepared ahead.
@@ -161,26 +162,28 @@ impl<'a> EarlyUploads<'a> {
         Ok(())
     }
 
-    /// The H step's inputs: those uploaded early, the others from `host`.
-    fn inputs<'h>(&mut self, host: &'h HostAbc) -> [HostInput<'h>; 3] {
+    /// The H step's inputs: a and b uploaded early or from `host`, c formed on the device as
+    /// a∘b (c for a satisfied constraint system; the proof is verified before it is returned).
+    fn inputs<'h>(&mut self, host: &'h HostAb) -> [HostInput<'h>; 3] {
         let mut input = |i: usize| self.done[i].take().map_or(HostInput::Pinned(&host[i]), HostInput::Uploaded);
-        [input(0), input(1), input(2)]
+        [input(0), input(1), HostInput::ProductOfAB]
     }
 }
 
-/// One proof's a, b, c into the proof's pinned buffers (zero beyond the constraints): copied
-/// from evaluated vectors, or evaluated there straight from a recorded shape.
-fn fill_abc(job: &Job<'_>, host_abc: &mut HostAbc) -> Result<(), Groth16Error> {
-    let mut views = Vec::with_capacity(3);
-    for host in host_abc.iter_mut() {
+/// One proof's a and b into the proof's pinned buffers (zero beyond the constraints): copied
+/// from evaluated vectors, or evaluated there straight from a recorded shape. c is not needed:
+/// the H step forms it on the device.
+fn fill_ab(job: &Job<'_>, host_ab: &mut HostAb) -> Result<(), Groth16Error> {
+    let mut views = Vec::with_capacity(2);
+    for host in host_ab.iter_mut() {
         let words = host.as_mut_slice().map_err(|e| kiln_cuda::CudaError::driver("pinned buffer wait", e))?;
         views.push(Scalar::from_u64s_mut(words).map_err(kiln_ntt::NttError::from)?);
     }
-    let [a, b, c]: [&mut [Scalar]; 3] = views.try_into().unwrap_or_else(|_| unreachable!("three buffers"));
+    let [a, b]: [&mut [Scalar]; 2] = views.try_into().unwrap_or_else(|_| unreachable!("two buffers"));
     const PIECE: usize = 1 << 13;
-    let m = match job.abc {
-        Abc::Vectors(va, vb, vc) => {
-            for (dst, src) in [(&mut *a, va), (&mut *b, vb), (&mut *c, vc)] {
+    let m = match job.ab {
+        Ab::Vectors(va, vb) => {
+            for (dst, src) in [(&mut *a, va), (&mut *b, vb)] {
                 dst[..src.len()]
                     .par_chunks_mut(PIECE)
                     .zip(src.par_chunks(PIECE))
@@ -188,13 +191,13 @@ fn fill_abc(job: &Job<'_>, host_abc: &mut HostAbc) -> Result<(), Groth16Error> {
             }
             va.len()
         }
-        Abc::Recorded(shape) => {
+        Ab::Recorded(shape) => {
             let m = shape.num_constraints();
-            shape.evaluate_into(job.input, job.aux, &mut a[..m], &mut b[..m], &mut c[..m])?;
+            shape.evaluate_ab_into(job.input, job.aux, &mut a[..m], &mut b[..m])?;
             m
         }
     };
-    for dst in [a, b, c] {
+    for dst in [a, b] {
         dst[m..].par_chunks_mut(PIECE).for_each(|d| d.fill(Scalar::ZERO));
     }
     Ok(())
@@ -221,7 +224,7 @@ impl GpuProver {
     /// Order: the sums over the witness need only its scalars, so the device starts on them
     /// while the host prepares the rest: B's scalars are staged in the memory phase and B_G1
     /// and B_G2 (its own stream) start the compute phase while the host stages L's and A's;
-    /// their sums follow while the host evaluates a, b, c; then the H step and the H MSM.
+    /// their sums follow while the host evaluates a and b; then the H step and the H MSM.
     /// (a, b, c first kept the device idle for each proof's evaluation, and at a batch's start
     /// for the first one's.)
     pub(super) fn sums_on(&self, worker: WorkerId, job: &Job<'_>, t: &mut Timings) -> Result<Sums, Groth16Error> {
@@ -234,12 +237,12 @@ impl GpuProver {
         if ahead {
             self.prepared_ahead.fetch_add(1, Ordering::Relaxed);
         }
-        let HostSet { abc: host_abc, scalars: HostScalars { aux: l_staged, a: a_staged, b: b_staged } } = &mut *set;
+        let HostSet { ab: host_ab, scalars: HostScalars { aux: l_staged, a: a_staged, b: b_staged } } = &mut *set;
         if ahead {
             timed(&mut t.prepare, || -> Result<(), Groth16Error> {
                 stage_b(job, b_staged)?;
                 stage_l_a(job, l_staged, a_staged)?;
-                fill_abc(job, host_abc)
+                fill_ab(job, host_ab)
             })?;
         }
         // The policy hands out a lane (an arena, its buffers and streams), held from the
@@ -268,7 +271,7 @@ impl GpuProver {
         let g1_cap = g1.capacity();
         let g2_cap = g2.capacity();
         // The device's busy time: while a thread of this lane waits on its kernels and copies
-        // (not while it waits for the host's a, b, c).
+        // (not while it waits for the host's a and b).
         let busy = &self.busy;
         let b_staged: &Staged = b_staged;
         std::thread::scope(|sc| -> Result<Sums, Groth16Error> {
@@ -290,30 +293,30 @@ impl GpuProver {
                 Ok((sum, start.elapsed()))
             });
             // On the host, beside the device's sums (unless prepared ahead): L's and A's scalars
-            // (handed over as soon as they are staged), then a, b, c (most of a proof's CPU
+            // (handed over as soon as they are staged), then a and b (most of a proof's CPU
             // work; nothing reads them before the H step). Their time counts as preparation,
             // though it overlaps the device's work.
             let (staged_tx, staged_rx) = std::sync::mpsc::channel();
-            let (to_fill, ready_abc) = if ahead { (None, Some(&*host_abc)) } else { (Some(host_abc), None) };
-            let host_job = sc.spawn(move || -> Result<(Option<&HostAbc>, Duration), Groth16Error> {
+            let (to_fill, ready_ab) = if ahead { (None, Some(&*host_ab)) } else { (Some(host_ab), None) };
+            let host_job = sc.spawn(move || -> Result<(Option<&HostAb>, Duration), Groth16Error> {
                 let start = Instant::now();
                 if to_fill.is_some() {
                     stage_l_a(job, l_staged, a_staged)?;
                 }
                 let (l, a): (&Staged, &Staged) = (l_staged, a_staged);
-                // The receiver is gone only if the sums failed; a, b, c are then unused.
+                // The receiver is gone only if the sums failed; a and b are then unused.
                 let _ = staged_tx.send((l, a));
                 let filled = match to_fill {
-                    Some(abc) => {
-                        fill_abc(job, abc)?;
-                        Some(&*abc)
+                    Some(ab) => {
+                        fill_ab(job, ab)?;
+                        Some(&*ab)
                     }
                     None => None,
                 };
                 Ok((filled, start.elapsed()))
             });
             let [a_dev, b_dev, c_dev] = abc;
-            let mut early = EarlyUploads::new(ready_abc);
+            let mut early = EarlyUploads::new(ready_ab);
             let mut g1_chunk = g1_chunk;
             // Each sum's time, for the debug log (the phases add them up in pairs).
             let (mut l_time, mut a_time, mut b1_time, mut h_step_time, mut h_time) = Default::default();
@@ -339,16 +342,16 @@ impl GpuProver {
                         // the H step): A's copy runs beside L's sum.
                         let l_scalars = park(copy, l_staged, b_dev)?;
                         let a_scalars = park(copy, a_staged, c_dev)?;
-                        // b and c go up in the H step: early, after L's and A's sums, they made
-                        // the H step and those sums slower (docs/PERF.md, tenth session).
+                        // b goes up in the H step: early, after L's sum, it made the H step and
+                        // the sums slower (docs/PERF.md, tenth session).
                         early.start(self, (stream, copy), 0, a_dev)?;
                         let l = timed(&mut l_time, || sum_pieces(g1, &srs.l, l_scalars, Sum::Split))?;
                         let a = timed(&mut a_time, || sum_pieces(g1, &srs.a, a_scalars, Sum::Split))?;
                         (l, a)
                     }
                     (None, Some(chunk)) => {
-                        // The streamed sums take their scalars from the host: a, b and c are free.
-                        for (i, dev) in [&mut *a_dev, &mut *b_dev, &mut *c_dev].into_iter().enumerate() {
+                        // The streamed sums take their scalars from the host: a and b are free.
+                        for (i, dev) in [&mut *a_dev, &mut *b_dev].into_iter().enumerate() {
                             early.start(self, (stream, copy), i, dev)?;
                         }
                         let l = timed(&mut l_time, || {
@@ -367,7 +370,7 @@ impl GpuProver {
             let h_sum = {
                 let _busy = busy.enter();
                 timed(&mut h_step_time, || -> Result<(), Groth16Error> {
-                    let host = filled.or(ready_abc).expect("a, b, c filled ahead or by the host thread");
+                    let host = filled.or(ready_ab).expect("a and b filled ahead or by the host thread");
                     let input = early.inputs(host);
                     state.domain.h_step_from_host(stream, copy, input, [a_dev, b_dev, c_dev])?;
                     check_stream(stream)?;
@@ -392,7 +395,7 @@ impl GpuProver {
                 a_ms = ms(a_time),
                 b_g1_ms = ms(b1_time),
                 b_g2_ms = ms(g2_time),
-                abc_ms = ms(evaluated),
+                ab_ms = ms(evaluated),
                 h_step_ms = ms(h_step_time),
                 h_ms = ms(h_time),
                 "one proof's sums"
