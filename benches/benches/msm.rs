@@ -3,7 +3,9 @@
 //! checked through known-discrete-log bases (G1: also the device-scalar run); then one
 //! profiled run prints the milliseconds of each kernel.
 //!
-//! `KILN_BENCH_SMALL=1` (or `KILN_TEST_SMALL=1`) runs 2^16 only.
+//! `KILN_BENCH_SMALL=1` (or `KILN_TEST_SMALL=1`) runs 2^16 only. `KILN_BENCH_ONLY=g1:24,split:24`
+//! runs only the rows named (`g1`, `g2` or `split`, then log2 of the size): one kernel launch
+//! to find under a profiler such as `ncu`.
 
 use blstrs::{G1Projective, Scalar};
 use ff::Field;
@@ -20,6 +22,22 @@ const RUNS: usize = 5;
 
 fn small() -> bool {
     ["KILN_BENCH_SMALL", "KILN_TEST_SMALL"].iter().any(|v| std::env::var(v).is_ok_and(|x| x == "1"))
+}
+
+/// `KILN_BENCH_ONLY`'s rows as (g1 | g2 | split, log2 size); exits with a message on a bad list.
+fn only() -> Option<Vec<(String, u32)>> {
+    let list = std::env::var("KILN_BENCH_ONLY").ok()?;
+    let parse = |item: &str| -> Option<(String, u32)> {
+        let (what, log_n) = item.trim().split_once(':')?;
+        let log_n = log_n.parse().ok().filter(|l| (1..=28).contains(l))?;
+        ["g1", "g2", "split"].contains(&what).then(|| (what.to_string(), log_n))
+    };
+    let rows: Option<Vec<_>> = list.split(',').map(parse).collect();
+    if rows.is_none() {
+        eprintln!("msm bench: KILN_BENCH_ONLY={list:?}: expected items like g1:24, g2:20 or split:24");
+        std::process::exit(2);
+    }
+    rows
 }
 
 fn row(op: &str, log_n: u32, ms: f64, ctx: &MsmContext, n: usize, bar: &str) -> Row {
@@ -165,7 +183,15 @@ fn main() {
         }
     };
     let mut rows = Vec::new();
-    if small() {
+    if let Some(only) = only() {
+        for (what, log_n) in only {
+            match what.as_str() {
+                "g1" => bench_curve(&device, Curve::G1, &[log_n], &mut rows),
+                "g2" => bench_curve(&device, Curve::G2, &[log_n], &mut rows),
+                _ => bench_split(&device, log_n, &mut rows),
+            }
+        }
+    } else if small() {
         bench_curve(&device, Curve::G1, &[16], &mut rows);
         bench_curve(&device, Curve::G2, &[16], &mut rows);
         bench_split(&device, 16, &mut rows);
