@@ -543,8 +543,9 @@ impl GpuProver {
 /// The spare host sets by default: one, if the sets of every lane and the spare take at most
 /// two thirds of the host memory available at start-up (the rest stays for witnesses, which
 /// are as large as a set's scalars, and for the system); none otherwise, or where the OS does
-/// not say. At 2^27 a set is ~21 GiB: an 80 GB card's one lane gets a spare beside 45 GiB of
-/// parameters on a 128 GiB host, a 141 GB card's two lanes do not.
+/// not say. At 2^27 a set is ~17 GiB (a, b and the sums' scalars): an 80 GB card's one lane
+/// gets a spare beside 45 GiB of parameters on a 128 GiB host; a 141 GB card's two lanes and a
+/// spare (~51 GiB) need ~77 GiB available after the parameters, which such a host lacks.
 fn spare_sets(s: &Sizing, lanes: usize) -> usize {
     let need = HostSet::bytes(s) * (lanes as u64 + 1);
     kiln_cuda::host::available_bytes().map_or(0, |available| usize::from(need <= available / 3 * 2))
